@@ -1,0 +1,1 @@
+"""Offline evaluation harness: datasets in the benchmark format, metrics, reports."""

@@ -1,0 +1,71 @@
+"""``tool-selector bench``: speed and memory of the read path and of an index build, as printed figures."""
+
+from __future__ import annotations
+
+import resource
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from eval.dataset import check_dataset_dir, load_queries, query_texts
+from eval.metrics import percentile
+from eval.workspace import open_workspace
+from services.catalog import import_catalog_dir
+from services.container import Container
+from services.indexing import build_index
+from services.resolving import ResolveService
+from tool_selector.settings import Settings
+
+
+def _rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def bench(settings: Settings, dataset_dir: Path, *, queries: int = 300, build: bool = True) -> dict[str, Any]:
+    paths = check_dataset_dir(dataset_dir)
+    texts = [t for _, t in query_texts(load_queries(paths.queries))][:queries]
+    figures: dict[str, Any] = {"dataset": dataset_dir.resolve().name, "queries": len(texts)}
+    container, _ = open_workspace(settings, paths)
+    with container:
+        started = time.perf_counter()
+        service = ResolveService(container)
+        service.resolve(texts[0])
+        figures["cold_start_s"] = round(time.perf_counter() - started, 3)
+        for text in texts[:20]:  # warm-up, not measured
+            service.decide(text)
+        latencies = []
+        for text in texts:
+            t0 = time.perf_counter()
+            service.decide(text)
+            latencies.append((time.perf_counter() - t0) * 1000)
+        embed = []
+        for text in texts:
+            t0 = time.perf_counter()
+            container.embedder.embed_query(text)
+            embed.append((time.perf_counter() - t0) * 1000)
+        figures.update(
+            {
+                "resolve_p50_ms": round(percentile(latencies, 50) or 0, 2),
+                "resolve_p95_ms": round(percentile(latencies, 95) or 0, 2),
+                "resolve_p99_ms": round(percentile(latencies, 99) or 0, 2),
+                "embed_query_p50_ms": round(percentile(embed, 50) or 0, 2),
+                "tools_indexed": container.backend.count(),
+            }
+        )
+        if build:
+            with tempfile.TemporaryDirectory(prefix="tool-selector-bench-") as tmp:
+                fresh = Container(
+                    settings,
+                    embedder=container.embedder,
+                    db_path=Path(tmp) / "c.db",
+                    index_dir=Path(tmp) / "ix",
+                )
+                with fresh:
+                    t0 = time.perf_counter()
+                    import_catalog_dir(fresh, paths.servers.parent)
+                    summary = build_index(fresh)
+                    figures["index_build_from_scratch_s"] = round(time.perf_counter() - t0, 2)
+                    figures["index_build_embedded_docs"] = summary.embedded
+    figures["peak_rss_mb"] = round(_rss_mb(), 1)
+    return figures

@@ -1,0 +1,207 @@
+"""Datasets in the benchmark format: ``servers.json`` + ``tools.json`` + ``queries.jsonl``.
+
+The format is described in ``shared/benchmarks/README.md``. A query line looks like::
+
+    {"id": "L1-101", "query": "...", "gold_servers": ["S"], "gold_tools": ["S::t"],
+     "gold_tool_groups": [["S::t", "S::u"]], "level": 1}
+
+``gold_tool_groups`` is a list of slots; each slot lists interchangeable tool ids and retrieving any
+one of them fills the slot. An empty list means no tool can answer the query.
+
+Design rule: the resolver never sees gold fields. The harness hands it only :func:`query_texts`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from tool_selector.errors import CatalogFileError
+
+logger = logging.getLogger(__name__)
+
+SERVERS_FILE = "servers.json"
+TOOLS_FILE = "tools.json"
+QUERIES_FILE = "queries.jsonl"
+
+_FORMAT_HINT = (
+    "A dataset folder holds servers.json (a list of {name, description}), tools.json "
+    "(a list of {server, name, description, input_schema}) and queries.jsonl (one "
+    "{id, query, gold_servers, gold_tools, gold_tool_groups} object a line), as described in "
+    "shared/benchmarks/README.md."
+)
+_QUERY_HINT = (
+    "Each non-blank line of queries.jsonl must be one JSON object with id (string), query (string), "
+    "gold_servers (list of strings), gold_tools (list of 'server::tool' ids) and gold_tool_groups "
+    "(list of slots, each a non-empty list of 'server::tool' ids); see shared/benchmarks/README.md."
+)
+
+
+class Query(BaseModel):
+    """One line of ``queries.jsonl``. Unknown fields (``split``, ``category``, ...) are ignored."""
+
+    model_config = ConfigDict(extra="ignore", strict=True, frozen=True)
+
+    id: str = Field(min_length=1)
+    query: str = Field(min_length=1)
+    gold_servers: list[str]
+    gold_tools: list[str]
+    gold_tool_groups: list[list[str]]
+    level: int | None = None
+    expected_tier: str | None = None
+
+    @property
+    def answerable(self) -> bool:
+        """True when at least one tool can answer the query (the gold has at least one slot)."""
+        return bool(self.gold_tool_groups)
+
+
+@dataclass(frozen=True)
+class DatasetPaths:
+    """The three files of a dataset folder."""
+
+    servers: Path
+    tools: Path
+    queries: Path
+
+
+def is_tool_id(value: str) -> bool:
+    """True for ``"server::tool"`` with both parts non-empty (split with ``rsplit("::", 1)``)."""
+    parts = value.rsplit("::", 1)
+    return len(parts) == 2 and bool(parts[0]) and bool(parts[1])
+
+
+def check_dataset_dir(path: Path) -> DatasetPaths:
+    """Return the paths of a dataset folder's three files, or raise CatalogFileError naming what is wrong."""
+    if not path.exists():
+        raise CatalogFileError(f"Dataset folder {path} does not exist.", hint=_FORMAT_HINT, path=str(path))
+    if not path.is_dir():
+        raise CatalogFileError(f"Dataset path {path} is not a directory.", hint=_FORMAT_HINT, path=str(path))
+    paths = DatasetPaths(servers=path / SERVERS_FILE, tools=path / TOOLS_FILE, queries=path / QUERIES_FILE)
+    missing = [p.name for p in (paths.servers, paths.tools, paths.queries) if not p.is_file()]
+    if missing:
+        raise CatalogFileError(
+            f"Dataset folder {path} lacks {', '.join(missing)}.",
+            hint=_FORMAT_HINT,
+            path=str(path),
+            missing=missing,
+        )
+    return paths
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _describe_validation_error(exc: ValidationError) -> str:
+    """One readable sentence per pydantic error: missing field, or wrong type / value."""
+    parts: list[str] = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"])
+        if err["type"] == "missing":
+            parts.append(f"missing field '{loc}'")
+        else:
+            parts.append(f"field '{loc}' is wrong: {err['msg']} (got {_short(err['input'])})")
+    return "; ".join(parts)
+
+
+def _bad_gold_ids(query: Query) -> Iterable[str]:
+    for value in query.gold_tools:
+        if not is_tool_id(value):
+            yield f"gold_tools has {value!r}, which is not a 'server::tool' id"
+    for index, slot in enumerate(query.gold_tool_groups):
+        if not slot:
+            yield f"gold_tool_groups slot {index} is empty (a slot lists at least one tool id)"
+        for value in slot:
+            if not is_tool_id(value):
+                yield f"gold_tool_groups slot {index} has {value!r}, which is not a 'server::tool' id"
+
+
+def load_queries(path: Path) -> list[Query]:
+    """Read ``queries.jsonl``; blank lines are skipped.
+
+    Raises CatalogFileError naming the file and the line for broken JSON, a line that is not an
+    object, a missing field, a field of the wrong type, a malformed gold tool id, an empty slot or a
+    duplicate id; and naming the file when it is missing, unreadable or holds no query.
+    """
+    try:
+        with path.open(encoding="utf-8") as handle:
+            lines = list(handle)
+    except FileNotFoundError:
+        raise CatalogFileError(
+            f"Query file {path} does not exist.", hint=_FORMAT_HINT, path=str(path)
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CatalogFileError(
+            f"Query file {path} cannot be read: {exc}.", hint=_FORMAT_HINT, path=str(path)
+        ) from exc
+
+    queries: list[Query] = []
+    first_line: dict[str, int] = {}
+    for lineno, raw in enumerate(lines, start=1):
+        line = raw.strip()
+        if not line:
+            continue
+        where = f"{path}, line {lineno}"
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise CatalogFileError(
+                f"{where}: broken JSON ({exc.msg} at column {exc.colno}).",
+                hint=_QUERY_HINT,
+                path=str(path),
+                line=lineno,
+            ) from None
+        if not isinstance(data, dict):
+            raise CatalogFileError(
+                f"{where}: expected a JSON object, got {type(data).__name__}.",
+                hint=_QUERY_HINT,
+                path=str(path),
+                line=lineno,
+            )
+        try:
+            query = Query.model_validate(data)
+        except ValidationError as exc:
+            raise CatalogFileError(
+                f"{where}: {_describe_validation_error(exc)}.",
+                hint=_QUERY_HINT,
+                path=str(path),
+                line=lineno,
+            ) from None
+        problems = list(_bad_gold_ids(query))
+        if problems:
+            raise CatalogFileError(
+                f"{where} (id {query.id!r}): {'; '.join(problems)}.",
+                hint=_QUERY_HINT,
+                path=str(path),
+                line=lineno,
+            )
+        if query.id in first_line:
+            raise CatalogFileError(
+                f"{where}: duplicate id {query.id!r} (first seen on line {first_line[query.id]}).",
+                hint="Query ids must be unique within a file.",
+                path=str(path),
+                line=lineno,
+                id=query.id,
+            )
+        first_line[query.id] = lineno
+        queries.append(query)
+
+    if not queries:
+        raise CatalogFileError(
+            f"Query file {path} is empty: it holds no query.", hint=_QUERY_HINT, path=str(path)
+        )
+    logger.debug("loaded %d queries from %s", len(queries), path)
+    return queries
+
+
+def query_texts(queries: Iterable[Query]) -> list[tuple[str, str]]:
+    """The only view of the queries the resolver may receive: ``(id, query text)`` pairs, no gold."""
+    return [(q.id, q.query) for q in queries]

@@ -1,0 +1,379 @@
+"""Metrics over predictions and gold, as pure functions; every result is a pydantic model.
+
+Scoring rules (``shared/benchmarks/README.md``):
+
+- tool recall@k: per answerable query, the share of its slots with at least one id in the top k
+  tools, averaged over queries. server recall@k: the same with each slot mapped to the servers of its
+  ids (``rsplit("::", 1)[0]``), over the ranked server list.
+- tool MRR: reciprocal rank of the first tool that fills any slot (0 when none does).
+- activated precision: of the answerable queries routed to ``activated``, the share whose top server
+  fills a slot. unanswerable caught: of the queries with empty gold, the share routed to
+  ``not_found`` or ``weak_matches``. answerable not found: of the answerable queries, the share routed
+  to ``not_found``.
+- confidence AUROC: how well the confidence separates answerable (positive) from unanswerable
+  (negative) queries; Mann-Whitney, ties count one half.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from eval.dataset import Query
+
+TIER_ORDER: tuple[str, ...] = ("activated", "multiple_matches", "weak_matches", "not_found")
+CAUGHT_TIERS: frozenset[str] = frozenset({"not_found", "weak_matches"})
+ANSWERABLE_LEVELS: tuple[int, ...] = (1, 2, 3, 4)
+ANSWERABLE_LEVELS_GROUP = "L1-4"
+ALL_GROUP = "all"
+_MAX_IDS_IN_MESSAGE = 20
+
+
+# --------------------------------------------------------------------------- predictions
+
+
+class ServerScore(BaseModel):
+    name: str
+    score: float
+
+
+class ToolScore(BaseModel):
+    id: str
+    score: float
+
+
+class Prediction(BaseModel):
+    """One line of a predictions file: ranked servers and tools, best first, plus routing."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: str
+    servers: list[ServerScore]
+    tools: list[ToolScore]
+    confidence: float
+    tier: str
+    latency_ms: float = Field(ge=0.0)
+
+    @property
+    def server_names(self) -> list[str]:
+        return [s.name for s in self.servers]
+
+    @property
+    def tool_ids(self) -> list[str]:
+        return [t.id for t in self.tools]
+
+
+# --------------------------------------------------------------------------- per query
+
+
+def server_of(tool_id: str) -> str:
+    """The server part of ``"server::tool"``; server names may contain single colons."""
+    return tool_id.rsplit("::", 1)[0]
+
+
+def slot_servers(slot: Sequence[str]) -> set[str]:
+    """The servers that fill a slot: the server of each of its interchangeable tool ids."""
+    return {server_of(tool_id) for tool_id in slot}
+
+
+def _check(gold_tool_groups: Sequence[Sequence[str]], k: int | None = None) -> None:
+    if not gold_tool_groups:
+        raise ValueError("recall is undefined for a query with no gold slots (an unanswerable query)")
+    if k is not None and k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+
+
+def tool_recall_at_k(gold_tool_groups: Sequence[Sequence[str]], tools: Sequence[str], k: int) -> float:
+    """Share of slots with at least one of their ids among the first ``k`` predicted tools."""
+    _check(gold_tool_groups, k)
+    top = set(tools[:k])
+    filled = sum(1 for slot in gold_tool_groups if top.intersection(slot))
+    return filled / len(gold_tool_groups)
+
+
+def server_recall_at_k(gold_tool_groups: Sequence[Sequence[str]], servers: Sequence[str], k: int) -> float:
+    """Share of slots whose servers (see :func:`slot_servers`) meet the first ``k`` predicted servers."""
+    _check(gold_tool_groups, k)
+    top = set(servers[:k])
+    filled = sum(1 for slot in gold_tool_groups if top & slot_servers(slot))
+    return filled / len(gold_tool_groups)
+
+
+def tool_reciprocal_rank(gold_tool_groups: Sequence[Sequence[str]], tools: Sequence[str]) -> float:
+    """``1 / rank`` of the first predicted tool that fills any slot; 0 when none does."""
+    _check(gold_tool_groups)
+    gold = {tool_id for slot in gold_tool_groups for tool_id in slot}
+    for rank, tool_id in enumerate(tools, start=1):
+        if tool_id in gold:
+            return 1.0 / rank
+    return 0.0
+
+
+def top_server_fills_a_slot(gold_tool_groups: Sequence[Sequence[str]], servers: Sequence[str]) -> bool:
+    """True when the first predicted server is a server of some slot."""
+    return bool(gold_tool_groups) and server_recall_at_k(gold_tool_groups, servers, 1) > 0.0
+
+
+# --------------------------------------------------------------------------- aggregates
+
+
+def auroc(positives: Sequence[float], negatives: Sequence[float]) -> float | None:
+    """Area under the ROC curve (Mann-Whitney U / (n_pos * n_neg)); a tied pair counts 0.5.
+
+    None when either class is empty.
+    """
+    if not positives or not negatives:
+        return None
+    labelled = sorted([(v, 1) for v in positives] + [(v, 0) for v in negatives], key=lambda p: p[0])
+    rank_sum_pos = 0.0
+    i = 0
+    while i < len(labelled):
+        j = i
+        while j + 1 < len(labelled) and labelled[j + 1][0] == labelled[i][0]:
+            j += 1
+        average_rank = (i + j) / 2.0 + 1.0  # ranks are 1-based; ties share their average rank
+        rank_sum_pos += average_rank * sum(label for _, label in labelled[i : j + 1])
+        i = j + 1
+    n_pos, n_neg = len(positives), len(negatives)
+    u = rank_sum_pos - n_pos * (n_pos + 1) / 2.0
+    return u / (n_pos * n_neg)
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """The ``q``-th percentile (0-100) by linear interpolation between closest ranks.
+
+    Same as ``numpy.percentile(values, q)`` with the default ``"linear"`` method: the value at
+    fractional position ``(n - 1) * q / 100`` of the sorted list. None for no values.
+    """
+    if not 0.0 <= q <= 100.0:
+        raise ValueError(f"percentile must be within 0..100, got {q}")
+    if not values:
+        return None
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * q / 100.0
+    lower = math.floor(position)
+    upper = math.ceil(position)
+    return ordered[lower] + (ordered[upper] - ordered[lower]) * (position - lower)
+
+
+def _share(hits: int, total: int) -> float | None:
+    return hits / total if total else None
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def tier_sort_key(tier: str) -> tuple[int, str]:
+    """Canonical tiers first, in routing order, then any other name alphabetically."""
+    return (TIER_ORDER.index(tier), "") if tier in TIER_ORDER else (len(TIER_ORDER), tier)
+
+
+def _ordered_counts(counter: Counter[str]) -> dict[str, int]:
+    return {tier: counter[tier] for tier in sorted(counter, key=tier_sort_key)}
+
+
+class QueryScore(BaseModel):
+    """Per-query figures, kept in the report for error analysis. Recall fields are None if unanswerable."""
+
+    id: str
+    level: int | None
+    answerable: bool
+    tool_recall_at_1: float | None
+    tool_recall_at_3: float | None
+    tool_recall_at_5: float | None
+    server_recall_at_1: float | None
+    server_recall_at_3: float | None
+    server_recall_at_5: float | None
+    reciprocal_rank: float | None
+    top_server_hit: bool | None
+    top3_server_hit: bool | None
+    tier: str
+    expected_tier: str | None
+    confidence: float
+    latency_ms: float
+
+
+def score_query(query: Query, prediction: Prediction) -> QueryScore:
+    """All per-query figures of one prediction against its query's gold."""
+    if query.id != prediction.id:
+        raise ValueError(f"prediction {prediction.id!r} does not belong to query {query.id!r}")
+    groups = query.gold_tool_groups
+    tools, servers = prediction.tool_ids, prediction.server_names
+    answerable = query.answerable
+
+    def tool_r(k: int) -> float | None:
+        return tool_recall_at_k(groups, tools, k) if answerable else None
+
+    def server_r(k: int) -> float | None:
+        return server_recall_at_k(groups, servers, k) if answerable else None
+
+    server_r3 = server_r(3)
+    return QueryScore(
+        id=query.id,
+        level=query.level,
+        answerable=answerable,
+        tool_recall_at_1=tool_r(1),
+        tool_recall_at_3=tool_r(3),
+        tool_recall_at_5=tool_r(5),
+        server_recall_at_1=server_r(1),
+        server_recall_at_3=server_r3,
+        server_recall_at_5=server_r(5),
+        reciprocal_rank=tool_reciprocal_rank(groups, tools) if answerable else None,
+        top_server_hit=top_server_fills_a_slot(groups, servers) if answerable else None,
+        top3_server_hit=(server_r3 is not None and server_r3 > 0.0) if answerable else None,
+        tier=prediction.tier,
+        expected_tier=query.expected_tier,
+        confidence=prediction.confidence,
+        latency_ms=prediction.latency_ms,
+    )
+
+
+class GroupMetrics(BaseModel):
+    """Aggregate figures for a group of queries. A figure is None when its denominator is empty."""
+
+    name: str
+    count: int
+    answerable: int
+    unanswerable: int
+    tool_recall_at_1: float | None
+    tool_recall_at_3: float | None
+    tool_recall_at_5: float | None
+    server_recall_at_1: float | None
+    server_recall_at_3: float | None
+    server_recall_at_5: float | None
+    mrr: float | None
+    tiers_answerable: dict[str, int]
+    tiers_unanswerable: dict[str, int]
+    activated_count: int = Field(description="answerable queries routed to activated")
+    activated_precision: float | None
+    unanswerable_caught: float | None
+    answerable_not_found: float | None
+    confidence_auroc: float | None
+    latency_p50_ms: float | None
+    latency_p95_ms: float | None
+    # Only when queries carry expected_tier:
+    tier_accuracy: float | None = None
+    tier_confusion: dict[str, dict[str, int]] | None = Field(
+        default=None, description="expected tier -> predicted tier -> count"
+    )
+    top3_server_accuracy: float | None = None
+
+
+def group_metrics(name: str, scores: Sequence[QueryScore]) -> GroupMetrics:
+    """Aggregate per-query scores into a group's figures (see the module docstring for definitions)."""
+    answerable = [s for s in scores if s.answerable]
+    unanswerable = [s for s in scores if not s.answerable]
+
+    def mean_of(field: str) -> float | None:
+        return _mean([float(getattr(s, field)) for s in answerable])
+
+    activated = [s for s in answerable if s.tier == "activated"]
+    pairs: dict[str, Counter[str]] = {}
+    for s in scores:
+        if s.expected_tier is not None:
+            pairs.setdefault(s.expected_tier, Counter())[s.tier] += 1
+    tier_accuracy: float | None = None
+    confusion: dict[str, dict[str, int]] | None = None
+    top3: float | None = None
+    if pairs:
+        with_expected = sum(sum(c.values()) for c in pairs.values())
+        tier_accuracy = sum(c[expected] for expected, c in pairs.items()) / with_expected
+        confusion = {
+            expected: _ordered_counts(pairs[expected]) for expected in sorted(pairs, key=tier_sort_key)
+        }
+        top3 = _share(sum(1 for s in answerable if s.top3_server_hit), len(answerable))
+
+    latencies = [s.latency_ms for s in scores]
+    return GroupMetrics(
+        name=name,
+        count=len(scores),
+        answerable=len(answerable),
+        unanswerable=len(unanswerable),
+        tool_recall_at_1=mean_of("tool_recall_at_1"),
+        tool_recall_at_3=mean_of("tool_recall_at_3"),
+        tool_recall_at_5=mean_of("tool_recall_at_5"),
+        server_recall_at_1=mean_of("server_recall_at_1"),
+        server_recall_at_3=mean_of("server_recall_at_3"),
+        server_recall_at_5=mean_of("server_recall_at_5"),
+        mrr=mean_of("reciprocal_rank"),
+        tiers_answerable=_ordered_counts(Counter(s.tier for s in answerable)),
+        tiers_unanswerable=_ordered_counts(Counter(s.tier for s in unanswerable)),
+        activated_count=len(activated),
+        activated_precision=_share(sum(1 for s in activated if s.top_server_hit), len(activated)),
+        unanswerable_caught=_share(sum(1 for s in unanswerable if s.tier in CAUGHT_TIERS), len(unanswerable)),
+        answerable_not_found=_share(sum(1 for s in answerable if s.tier == "not_found"), len(answerable)),
+        confidence_auroc=auroc([s.confidence for s in answerable], [s.confidence for s in unanswerable]),
+        latency_p50_ms=percentile(latencies, 50.0),
+        latency_p95_ms=percentile(latencies, 95.0),
+        tier_accuracy=tier_accuracy,
+        tier_confusion=confusion,
+        top3_server_accuracy=top3,
+    )
+
+
+class EvalReport(BaseModel):
+    """Groups in display order: ``all``, then ``L1``..``Ln`` and ``L1-4`` when queries have levels."""
+
+    groups: dict[str, GroupMetrics]
+    per_query: list[QueryScore]
+
+    def group(self, name: str) -> GroupMetrics:
+        try:
+            return self.groups[name]
+        except KeyError:
+            raise KeyError(f"no group {name!r}; groups are {', '.join(self.groups)}") from None
+
+
+def _name_ids(ids: Sequence[str]) -> str:
+    shown = ", ".join(repr(i) for i in ids[:_MAX_IDS_IN_MESSAGE])
+    more = len(ids) - _MAX_IDS_IN_MESSAGE
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def _match(queries: Sequence[Query], predictions: Sequence[Prediction]) -> list[tuple[Query, Prediction]]:
+    query_ids = Counter(q.id for q in queries)
+    duplicate_queries = sorted(i for i, n in query_ids.items() if n > 1)
+    if duplicate_queries:
+        raise ValueError(f"duplicate query ids: {_name_ids(duplicate_queries)}")
+    by_id: dict[str, Prediction] = {}
+    duplicate_predictions: list[str] = []
+    for p in predictions:
+        if p.id in by_id:
+            duplicate_predictions.append(p.id)
+        by_id[p.id] = p
+    if duplicate_predictions:
+        raise ValueError(f"more than one prediction for ids: {_name_ids(sorted(set(duplicate_predictions)))}")
+    missing = [q.id for q in queries if q.id not in by_id]
+    extra = sorted(set(by_id) - set(query_ids))
+    problems: list[str] = []
+    if missing:
+        problems.append(f"{len(missing)} queries have no prediction: {_name_ids(missing)}")
+    if extra:
+        problems.append(f"{len(extra)} predictions match no query: {_name_ids(extra)}")
+    if problems:
+        raise ValueError("; ".join(problems))
+    return [(q, by_id[q.id]) for q in queries]
+
+
+def evaluate(queries: Sequence[Query], predictions: Sequence[Prediction]) -> EvalReport:
+    """Score predictions against queries, matched by id (a missing or extra prediction is a ValueError).
+
+    Groups: ``all``; when any query has a level, one group ``L<n>`` per level in ascending order and
+    ``L1-4`` over the queries of levels 1 to 4 (the answerable levels of MSC-Bench).
+    """
+    if not queries:
+        raise ValueError("no queries to evaluate")
+    scores = [score_query(q, p) for q, p in _match(queries, predictions)]
+    groups: dict[str, GroupMetrics] = {ALL_GROUP: group_metrics(ALL_GROUP, scores)}
+    levels = sorted({s.level for s in scores if s.level is not None})
+    for level in levels:
+        name = f"L{level}"
+        groups[name] = group_metrics(name, [s for s in scores if s.level == level])
+    combined = [s for s in scores if s.level in ANSWERABLE_LEVELS]
+    if combined:
+        groups[ANSWERABLE_LEVELS_GROUP] = group_metrics(ANSWERABLE_LEVELS_GROUP, combined)
+    return EvalReport(groups=groups, per_query=scores)

@@ -1,0 +1,64 @@
+"""The one table that maps each error to an HTTP status, a CLI exit code and an MCP error text.
+
+MCP error texts are read by a model, so each one ends with what to do next.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from tool_selector import errors as e
+
+
+class ErrorMapping(NamedTuple):
+    http_status: int
+    exit_code: int
+    code: str
+    next_step: str
+
+
+# most specific first; the first isinstance match wins
+ERROR_TABLE: tuple[tuple[type[e.ToolSelectorError], ErrorMapping], ...] = (
+    (e.InvalidInputError, ErrorMapping(422, 2, "invalid_input", "Fix the request as described and retry.")),
+    (
+        e.CatalogFileError,
+        ErrorMapping(422, 3, "catalog_file", "Fix the file as described; nothing was stored."),
+    ),
+    (e.NotFoundError, ErrorMapping(404, 4, "not_found", "Check the name against the catalog and retry.")),
+    (
+        e.IndexMissingError,
+        ErrorMapping(503, 5, "index_missing", "Ask the operator to build the index, then retry."),
+    ),
+    (
+        e.CalibrationError,
+        ErrorMapping(500, 6, "calibration", "Ask the operator to fix the calibration file."),
+    ),
+    (
+        e.ConfigurationError,
+        ErrorMapping(400, 7, "configuration", "Ask the operator to fix the configuration."),
+    ),
+    (
+        e.BackendUnavailableError,
+        ErrorMapping(503, 10, "backend_unavailable", "Retry in a minute; if it persists, tell the operator."),
+    ),
+    (e.EmbedderError, ErrorMapping(503, 11, "embedder", "Retry later; if it persists, tell the operator.")),
+    (e.StoreError, ErrorMapping(503, 12, "store", "Retry later; if it persists, tell the operator.")),
+    (
+        e.LockedError,
+        ErrorMapping(409, 13, "locked", "Another run is in progress; retry when it has finished."),
+    ),
+    (e.WorldError, ErrorMapping(503, 14, "unavailable", "Retry later; if it persists, tell the operator.")),
+    (e.ToolSelectorError, ErrorMapping(500, 1, "error", "Tell the operator.")),
+)
+
+
+def mapping_for(error: e.ToolSelectorError) -> ErrorMapping:
+    for cls, mapping in ERROR_TABLE:
+        if isinstance(error, cls):
+            return mapping
+    raise AssertionError("ToolSelectorError is the last row")  # pragma: no cover
+
+
+def mcp_text(error: e.ToolSelectorError) -> str:
+    """The error as an agent should read it: what went wrong, then what to do next."""
+    return f"{error} Next step: {mapping_for(error).next_step}"

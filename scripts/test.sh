@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Set up, then run the linters, the type checker, the layer contract and the whole test suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+export OPENBLAS_NUM_THREADS=1 HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+.venv/bin/ruff check .
+.venv/bin/mypy
+.venv/bin/lint-imports
+.venv/bin/python -m pytest "$@"

@@ -1,0 +1,21 @@
+"""Use cases over the catalog: import a catalog folder, list what is stored."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from services.container import Container
+from tool_selector.catalog.files import read_catalog_dir
+from tool_selector.catalog.store import ImportSummary
+from tool_selector.models import CreationMethod
+
+logger = logging.getLogger(__name__)
+
+
+def import_catalog_dir(container: Container, folder: Path, *, prune: bool = False) -> ImportSummary:
+    """Read a benchmark-format folder and write it to the store in one transaction (all or nothing)."""
+    servers, tools = read_catalog_dir(folder)
+    return container.store.import_catalog(
+        servers, tools, creation_method=CreationMethod.IMPORTED, prune=prune
+    )

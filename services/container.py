@@ -1,0 +1,94 @@
+"""The composition root: builds the store, embedder, backend and resolver from the settings, lazily."""
+
+from __future__ import annotations
+
+import logging
+from functools import cached_property
+from pathlib import Path
+from types import TracebackType
+
+from tool_selector.catalog.store import CatalogStore
+from tool_selector.confidence import Calibration, load_calibration
+from tool_selector.embedding import Embedder, MiniLMEmbedder
+from tool_selector.errors import ConfigurationError
+from tool_selector.resolve import Resolver
+from tool_selector.search.backend import SearchBackend
+from tool_selector.search.embedded import EmbeddedBackend
+from tool_selector.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+
+class Container:
+    """Owns the long-lived parts of one process. Close it (or use ``with``) when done."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        embedder: Embedder | None = None,
+        index_dir: Path | None = None,
+        db_path: Path | None = None,
+        calibration: Calibration | None = None,
+    ) -> None:
+        self.settings = settings
+        self._embedder = embedder
+        self._calibration = calibration
+        self._index_dir = index_dir or settings.index_dir
+        self._db_path = db_path or settings.db_path
+
+    def __enter__(self) -> Container:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    @cached_property
+    def store(self) -> CatalogStore:
+        return CatalogStore(self._db_path)
+
+    @cached_property
+    def embedder(self) -> Embedder:
+        if self._embedder is not None:
+            return self._embedder
+        return MiniLMEmbedder(
+            self.settings.cache_dir,
+            engine=self.settings.embedding_engine,
+            threads=self.settings.embedding_threads,
+        )
+
+    @cached_property
+    def backend(self) -> SearchBackend:
+        if self.settings.backend == "embedded":
+            return EmbeddedBackend(self._index_dir, model_id=self.embedder.model_id, dim=self.embedder.dim)
+        raise ConfigurationError(
+            f"Backend {self.settings.backend!r} is not available in this version.",
+            hint="Set TOOL_SELECTOR_BACKEND=embedded.",
+        )
+
+    @cached_property
+    def calibration(self) -> Calibration:
+        if self._calibration is not None:
+            return self._calibration
+        return load_calibration(self.settings.calibration_file)
+
+    @cached_property
+    def resolver(self) -> Resolver:
+        s = self.settings
+        return Resolver(
+            self.backend,
+            self.embedder,
+            self.calibration,
+            alpha=s.alpha,
+            field_boosts=s.field_boosts,
+            candidates=s.candidates,
+            max_query_chars=s.max_query_chars,
+        )
+
+    def close(self) -> None:
+        if "backend" in self.__dict__:
+            self.backend.close()
+        if "store" in self.__dict__:
+            self.store.close()

@@ -1,0 +1,48 @@
+"""Use case: resolve a query and route it to a tier."""
+
+from __future__ import annotations
+
+from services.container import Container
+from tool_selector.errors import IndexMissingError
+from tool_selector.models import Decision, Resolution, SearchMode, ToolSummary
+from tool_selector.routing import PowerInfo, route
+
+
+def power_directory(container: Container) -> dict[str, PowerInfo]:
+    """Every power with its original description and tools, as the router may show them."""
+    store = container.store
+    tools_by_server: dict[str, list[ToolSummary]] = {}
+    for tool in store.list_tools():
+        tools_by_server.setdefault(tool.server, []).append(
+            ToolSummary(name=tool.name, description=tool.description, input_schema=tool.input_schema)
+        )
+    directory = {}
+    for server in store.list_servers():
+        keywords = server.metadata.get("categories") or server.metadata.get("keywords") or []
+        directory[server.name] = PowerInfo(
+            name=server.name,
+            description=server.description,
+            keywords=[str(k) for k in keywords] if isinstance(keywords, list) else [str(keywords)],
+            tools=tools_by_server.get(server.name, []),
+        )
+    return directory
+
+
+class ResolveService:
+    """Holds the power directory so that a decision costs one resolve and no database reads."""
+
+    def __init__(self, container: Container) -> None:
+        self.container = container
+        if container.backend.count() == 0:
+            raise IndexMissingError(
+                "The search index is empty.",
+                hint="Run `tool-selector catalog import DIR` and `tool-selector index build` first.",
+            )
+        self.powers = power_directory(container)
+
+    def resolve(self, query: str, *, mode: SearchMode = "hybrid") -> Resolution:
+        return self.container.resolver.resolve(query, mode=mode)
+
+    def decide(self, query: str, *, mode: SearchMode = "hybrid") -> Decision:
+        resolution = self.resolve(query, mode=mode)
+        return route(resolution, self.powers, self.container.settings.thresholds)

@@ -1,0 +1,1 @@
+"""The catalog: the embedded database that is the source of truth, and readers of catalog files."""

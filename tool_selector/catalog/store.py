@@ -1,0 +1,338 @@
+"""The catalog store: servers, tools, hashes, provenance and cached vectors in one SQLite file.
+
+Every write runs in one transaction (WAL journal), so a crash or a kill leaves either the old or the
+new state, never half of a batch. The search index can always be rebuilt from this file.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel
+
+from tool_selector.errors import NotFoundError, StoreError
+from tool_selector.hashing import server_hash, sha256_of
+from tool_selector.models import CreationMethod, ServerRecord, ServerSpec, ToolRecord, ToolSpec
+
+logger = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS servers (
+    name TEXT PRIMARY KEY,
+    description TEXT NOT NULL,
+    metadata TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    creation_method TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS tools (
+    id TEXT PRIMARY KEY,
+    server TEXT NOT NULL REFERENCES servers(name) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    description TEXT NOT NULL,
+    input_schema TEXT NOT NULL,
+    annotations TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    creation_method TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    UNIQUE (server, name)
+);
+CREATE INDEX IF NOT EXISTS tools_by_server ON tools(server);
+CREATE TABLE IF NOT EXISTS vectors (
+    model TEXT NOT NULL,
+    text_hash TEXT NOT NULL,
+    dim INTEGER NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (model, text_hash)
+);
+"""
+
+
+class ImportSummary(BaseModel):
+    servers_added: int = 0
+    servers_changed: int = 0
+    servers_unchanged: int = 0
+    servers_removed: int = 0
+    tools_added: int = 0
+    tools_changed: int = 0
+    tools_unchanged: int = 0
+    tools_removed: int = 0
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+class CatalogStore:
+    """SQLite-backed catalog. Use as a context manager or call ``close()``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(str(path), timeout=30.0, isolation_level=None)
+            self._db.row_factory = sqlite3.Row
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            self._db.executescript(_SCHEMA)  # idempotent DDL; executescript commits on its own
+            with self._transaction():
+                self._check_schema_version()
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(
+                f"Cannot open the catalog database {path}: {exc}.",
+                hint="Check the file is a tool-selector catalog and the folder is writable.",
+                path=str(path),
+            ) from exc
+
+    # -- plumbing -------------------------------------------------------------------------------
+
+    def __enter__(self) -> CatalogStore:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._db.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._db
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        else:
+            self._db.execute("COMMIT")
+
+    def _check_schema_version(self) -> None:
+        row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        if row is None:
+            self._db.execute(
+                "INSERT INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+            )
+        elif int(row["value"]) > SCHEMA_VERSION:
+            raise StoreError(
+                f"The catalog database {self.path} has schema version {row['value']}, newer than this "
+                f"tool-selector ({SCHEMA_VERSION}).",
+                hint="Upgrade tool-selector or point TOOL_SELECTOR_DATA_DIR at another folder.",
+            )
+
+    # -- writes ---------------------------------------------------------------------------------
+
+    def import_catalog(
+        self,
+        servers: Sequence[ServerSpec],
+        tools: Sequence[ToolSpec],
+        *,
+        creation_method: CreationMethod,
+        prune: bool = False,
+    ) -> ImportSummary:
+        """Insert or update servers and their tools in one transaction.
+
+        A server listed here gets exactly the tools given for it: its tools not listed are removed.
+        With ``prune``, servers not listed at all are removed too. Unchanged rows keep their timestamps.
+        """
+        by_server: dict[str, list[ToolSpec]] = {s.name: [] for s in servers}
+        for tool in tools:
+            if tool.server not in by_server:
+                raise NotFoundError(
+                    f"Tool {tool.id!r} belongs to server {tool.server!r}, which is not in this import.",
+                    hint="Add the server to the servers list or fix the tool's server name.",
+                )
+            by_server[tool.server].append(tool)
+        summary = ImportSummary()
+        now = _now()
+        with self._transaction() as db:
+            for server in servers:
+                self._upsert_server(db, server, by_server[server.name], creation_method, now, summary)
+            if prune:
+                listed = set(by_server)
+                for row in db.execute("SELECT name FROM servers").fetchall():
+                    if row["name"] not in listed:
+                        summary.tools_removed += self._delete_server(db, row["name"])
+                        summary.servers_removed += 1
+        return summary
+
+    def _upsert_server(
+        self,
+        db: sqlite3.Connection,
+        server: ServerSpec,
+        tools: list[ToolSpec],
+        method: CreationMethod,
+        now: str,
+        summary: ImportSummary,
+    ) -> None:
+        new_hash = server_hash(t.compute_hash() for t in tools)
+        row = db.execute(
+            "SELECT content_hash, description, metadata FROM servers WHERE name=?", (server.name,)
+        ).fetchone()
+        metadata = json.dumps(server.metadata, sort_keys=True, ensure_ascii=False)
+        if row is None:
+            db.execute(
+                "INSERT INTO servers VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (server.name, server.description, metadata, new_hash, method.value, now, now),
+            )
+            summary.servers_added += 1
+        elif (row["content_hash"], row["description"], row["metadata"]) != (
+            new_hash,
+            server.description,
+            metadata,
+        ):
+            db.execute(
+                "UPDATE servers SET description=?, metadata=?, content_hash=?, updated_at=? WHERE name=?",
+                (server.description, metadata, new_hash, now, server.name),
+            )
+            summary.servers_changed += 1
+        else:
+            summary.servers_unchanged += 1
+        existing = {
+            r["id"]: r["content_hash"]
+            for r in db.execute("SELECT id, content_hash FROM tools WHERE server=?", (server.name,))
+        }
+        seen: set[str] = set()
+        for tool in tools:
+            seen.add(tool.id)
+            values = (
+                tool.description,
+                json.dumps(tool.input_schema, sort_keys=True, ensure_ascii=False),
+                json.dumps(tool.annotations, sort_keys=True, ensure_ascii=False),
+                tool.compute_hash(),
+            )
+            if tool.id not in existing:
+                db.execute(
+                    "INSERT INTO tools VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (tool.id, tool.server, tool.name, *values, method.value, now, now),
+                )
+                summary.tools_added += 1
+            elif existing[tool.id] != values[3]:
+                db.execute(
+                    "UPDATE tools SET description=?, input_schema=?, annotations=?, content_hash=?, "
+                    "updated_at=? WHERE id=?",
+                    (*values, now, tool.id),
+                )
+                summary.tools_changed += 1
+            else:
+                summary.tools_unchanged += 1
+        for gone in set(existing) - seen:
+            db.execute("DELETE FROM tools WHERE id=?", (gone,))
+            summary.tools_removed += 1
+
+    def _delete_server(self, db: sqlite3.Connection, name: str) -> int:
+        removed = db.execute("DELETE FROM tools WHERE server=?", (name,)).rowcount
+        db.execute("DELETE FROM servers WHERE name=?", (name,))
+        return int(removed)
+
+    def delete_server(self, name: str) -> int:
+        """Remove a server and all its tools; returns how many tools went with it."""
+        with self._transaction() as db:
+            if db.execute("SELECT 1 FROM servers WHERE name=?", (name,)).fetchone() is None:
+                raise NotFoundError(f"No server named {name!r} in the catalog.", hint="See `catalog list`.")
+            return self._delete_server(db, name)
+
+    # -- reads ----------------------------------------------------------------------------------
+
+    def list_servers(self) -> list[ServerRecord]:
+        rows = self._db.execute(
+            "SELECT s.*, (SELECT COUNT(*) FROM tools t WHERE t.server = s.name) AS tool_count "
+            "FROM servers s ORDER BY s.name"
+        ).fetchall()
+        return [_server_record(r) for r in rows]
+
+    def get_server(self, name: str) -> ServerRecord:
+        row = self._db.execute(
+            "SELECT s.*, (SELECT COUNT(*) FROM tools t WHERE t.server = s.name) AS tool_count "
+            "FROM servers s WHERE s.name=?",
+            (name,),
+        ).fetchone()
+        if row is None:
+            raise NotFoundError(f"No server named {name!r} in the catalog.", hint="See `catalog list`.")
+        return _server_record(row)
+
+    def list_tools(self, server: str | None = None) -> list[ToolRecord]:
+        if server is None:
+            rows = self._db.execute("SELECT * FROM tools ORDER BY server, name").fetchall()
+        else:
+            rows = self._db.execute("SELECT * FROM tools WHERE server=? ORDER BY name", (server,)).fetchall()
+        return [_tool_record(r) for r in rows]
+
+    def get_tool(self, tool_id: str) -> ToolRecord:
+        row = self._db.execute("SELECT * FROM tools WHERE id=?", (tool_id,)).fetchone()
+        if row is None:
+            raise NotFoundError(f"No tool with id {tool_id!r} in the catalog.")
+        return _tool_record(row)
+
+    def counts(self) -> tuple[int, int]:
+        servers = self._db.execute("SELECT COUNT(*) FROM servers").fetchone()[0]
+        tools = self._db.execute("SELECT COUNT(*) FROM tools").fetchone()[0]
+        return int(servers), int(tools)
+
+    def catalog_hash(self) -> str:
+        """A hash over every server's name, description and content hash."""
+        rows = self._db.execute("SELECT name, description, content_hash FROM servers ORDER BY name")
+        return sha256_of([[r["name"], r["description"], r["content_hash"]] for r in rows])
+
+    # -- vector cache ---------------------------------------------------------------------------
+
+    def get_vectors(self, model: str, text_hashes: Iterable[str]) -> dict[str, np.ndarray]:
+        wanted = list(dict.fromkeys(text_hashes))
+        found: dict[str, np.ndarray] = {}
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for row in self._db.execute(
+                f"SELECT text_hash, data FROM vectors WHERE model=? AND text_hash IN ({marks})",
+                (model, *chunk),
+            ):
+                found[row["text_hash"]] = np.frombuffer(row["data"], dtype=np.float32).copy()
+        return found
+
+    def put_vectors(self, model: str, vectors: dict[str, np.ndarray]) -> None:
+        with self._transaction() as db:
+            db.executemany(
+                "INSERT OR REPLACE INTO vectors(model, text_hash, dim, data) VALUES (?, ?, ?, ?)",
+                [
+                    (model, h, int(v.shape[0]), np.asarray(v, dtype=np.float32).tobytes())
+                    for h, v in vectors.items()
+                ],
+            )
+
+    def get_meta(self, key: str) -> str | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return None if row is None else str(row["value"])
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._transaction() as db:
+            db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+
+def _server_record(row: sqlite3.Row) -> ServerRecord:
+    data: dict[str, Any] = dict(row)
+    data["metadata"] = json.loads(data["metadata"])
+    return ServerRecord.model_validate(data)
+
+
+def _tool_record(row: sqlite3.Row) -> ToolRecord:
+    data: dict[str, Any] = dict(row)
+    data.pop("id")
+    data["input_schema"] = json.loads(data["input_schema"])
+    data["annotations"] = json.loads(data["annotations"])
+    return ToolRecord.model_validate(data)

@@ -1,0 +1,78 @@
+"""The one exception tree of tool-selector.
+
+    ToolSelectorError                      every error we raise on purpose; carries ``details``
+    ├── ConfigurationError                 the operator or caller must change something
+    │   ├── InvalidInputError              a request is malformed (empty / oversized query, bad id)
+    │   ├── CatalogFileError               a catalog or dataset file is missing, unreadable or malformed
+    │   ├── NotFoundError                  a named server, tool, dataset or index does not exist
+    │   ├── IndexMissingError              the search index has not been built (or is for another catalog)
+    │   └── CalibrationError               the confidence calibration file is missing or malformed
+    └── WorldError                         something outside us failed; retrying later may help
+        ├── BackendUnavailableError        the search backend cannot be reached
+        ├── EmbedderError                  the embedding model could not be loaded or run
+        ├── StoreError                     the catalog database could not be read or written
+        └── LockedError                    another process holds a lock we need
+
+Adapters (CLI, REST, MCP) translate these through one table in ``routes/errors.py``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ToolSelectorError(Exception):
+    """Base of every error tool-selector raises on purpose."""
+
+    def __init__(self, message: str, *, hint: str = "", **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        self.details: dict[str, Any] = details
+
+    def __str__(self) -> str:
+        return f"{self.message} {self.hint}".strip()
+
+
+class ConfigurationError(ToolSelectorError):
+    """The caller or operator must change something before retrying."""
+
+
+class InvalidInputError(ConfigurationError):
+    """A request is malformed: empty or oversized query, bad identifier, bad option."""
+
+
+class CatalogFileError(ConfigurationError):
+    """A catalog or dataset file is missing, unreadable or malformed."""
+
+
+class NotFoundError(ConfigurationError):
+    """A named server, tool, dataset or index does not exist."""
+
+
+class IndexMissingError(ConfigurationError):
+    """The search index has not been built, or was built for another catalog or model."""
+
+
+class CalibrationError(ConfigurationError):
+    """The confidence calibration file is missing or malformed."""
+
+
+class WorldError(ToolSelectorError):
+    """Something outside tool-selector failed; retrying later may help."""
+
+
+class BackendUnavailableError(WorldError):
+    """The search backend cannot be reached."""
+
+
+class EmbedderError(WorldError):
+    """The embedding model could not be loaded or run."""
+
+
+class StoreError(WorldError):
+    """The catalog database could not be read or written."""
+
+
+class LockedError(WorldError):
+    """Another process holds a lock we need."""

@@ -1,0 +1,167 @@
+"""Domain models shared by every layer."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tool_selector.hashing import tool_hash
+
+
+class CreationMethod(StrEnum):
+    DISCOVERED = "discovered"
+    IMPORTED = "import"
+    MANUAL = "manual"
+    MANUAL_API = "manual_api"
+    CLI = "cli"
+    MCP_TOOL = "mcp_tool"
+
+
+def tool_id(server: str, name: str) -> str:
+    """A tool's id; split it with ``rsplit("::", 1)`` because server names may contain colons."""
+    return f"{server}::{name}"
+
+
+def split_tool_id(value: str) -> tuple[str, str]:
+    server, sep, name = value.rpartition("::")
+    if not sep or not server or not name:
+        raise ValueError(f"not a tool id of the form 'server::tool': {value!r}")
+    return server, name
+
+
+class ServerSpec(BaseModel):
+    """A server as read from a catalog file or a registration request."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=300)
+    description: str = ""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolSpec(BaseModel):
+    """A tool as read from a catalog file, an MCP server or a registration request."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    server: str = Field(min_length=1, max_length=300)
+    name: str = Field(min_length=1, max_length=300)
+    description: str = ""
+    input_schema: dict[str, Any] = Field(default_factory=dict)
+    annotations: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return tool_id(self.server, self.name)
+
+    def compute_hash(self) -> str:
+        """sha256 of the canonical JSON of name + description + input schema."""
+        return tool_hash(self.name, self.description, self.input_schema)
+
+
+class ServerRecord(ServerSpec):
+    content_hash: str
+    creation_method: CreationMethod
+    created_at: datetime
+    updated_at: datetime
+    tool_count: int = 0
+
+
+class ToolRecord(ToolSpec):
+    content_hash: str
+    creation_method: CreationMethod
+    created_at: datetime
+    updated_at: datetime
+
+
+class ToolDocument(BaseModel):
+    """What the search index holds for one tool: text fields (str or list of str) and a vector."""
+
+    id: str
+    server: str
+    name: str
+    fields: dict[str, str | list[str]]
+    text_hash: str
+    vector: list[float] | None = None
+
+
+class MatchType(StrEnum):
+    KEYWORD = "keyword"
+    SEMANTIC = "semantic"
+    HYBRID = "hybrid"
+
+
+SearchMode = Literal["keyword", "semantic", "hybrid"]
+
+
+class SearchHit(BaseModel):
+    """One tool returned by a backend: its fused score and the raw scores it came from."""
+
+    id: str
+    server: str
+    name: str
+    score: float
+    keyword_score: float = 0.0
+    vector_score: float | None = None
+
+
+class ToolCandidate(BaseModel):
+    id: str
+    server: str
+    name: str
+    score: float
+    match_type: MatchType
+
+
+class PowerCandidate(BaseModel):
+    """A server ("power") ranked for a query."""
+
+    name: str
+    score: float
+    match_type: MatchType
+    tools: list[str] = Field(default_factory=list, description="its matching tool ids, best first")
+
+
+class Resolution(BaseModel):
+    """The resolver's answer: ranked tools and powers, and one absolute confidence."""
+
+    query: str
+    mode: SearchMode
+    tools: list[ToolCandidate]
+    powers: list[PowerCandidate]
+    confidence: float = Field(ge=0.0, le=1.0)
+    features: dict[str, float] = Field(default_factory=dict)
+
+
+TierName = Literal["activated", "multiple_matches", "weak_matches", "not_found"]
+
+
+class ToolSummary(BaseModel):
+    name: str
+    description: str
+    input_schema: dict[str, Any] = Field(default_factory=dict)
+
+
+class PowerSummary(BaseModel):
+    power: str
+    description: str
+    keywords: list[str] = Field(default_factory=list)
+    score: float | None = None
+    tools: list[str] = Field(default_factory=list)
+
+
+class Decision(BaseModel):
+    """The router's answer in the design's response shapes."""
+
+    status: TierName
+    confidence: float
+    query: str
+    message: str
+    power: str | None = None
+    match_type: MatchType | None = None
+    tools: list[ToolSummary] | None = None
+    matches: list[PowerSummary] | None = None
+    available_powers: list[PowerSummary] | None = None

@@ -1,0 +1,102 @@
+"""Stage 5, route: a resolution -> one of the design's four tiers, in its response shapes.
+
+confidence >= activated (0.85)          activated         the power, its tools, match type
+multiple_matches (0.5) <= c < 0.85      multiple_matches  top 3 powers; call activate_power
+weak_matches (0.3) <= c < 0.5           weak_matches      top 5 powers; ask the user to clarify
+c < weak_matches (0.3)                  not_found         the available powers
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pydantic import BaseModel, Field
+
+from tool_selector.models import Decision, PowerSummary, Resolution, TierName, ToolSummary
+from tool_selector.settings import TierThresholds
+
+MAX_AVAILABLE_POWERS = 20
+
+
+class PowerInfo(BaseModel):
+    """What the router may show of a power: original descriptions only, never enriched text."""
+
+    name: str
+    description: str
+    keywords: list[str] = Field(default_factory=list)
+    tools: list[ToolSummary] = Field(default_factory=list)
+
+
+def tier_of(confidence: float, thresholds: TierThresholds) -> TierName:
+    if confidence >= thresholds.activated:
+        return "activated"
+    if confidence >= thresholds.multiple_matches:
+        return "multiple_matches"
+    if confidence >= thresholds.weak_matches:
+        return "weak_matches"
+    return "not_found"
+
+
+def _summary(info: PowerInfo, score: float | None, tools: list[str]) -> PowerSummary:
+    return PowerSummary(
+        power=info.name,
+        description=info.description,
+        keywords=info.keywords,
+        score=score,
+        tools=[t.rsplit("::", 1)[1] for t in tools[:5]],
+    )
+
+
+def route(resolution: Resolution, powers: Mapping[str, PowerInfo], thresholds: TierThresholds) -> Decision:
+    """The decision for a resolution; ``powers`` describes every configured power by name."""
+    tier = tier_of(resolution.confidence, thresholds) if resolution.powers else "not_found"
+    ranked = [(p, powers[p.name]) for p in resolution.powers if p.name in powers]
+    if tier == "activated":
+        top, info = ranked[0]
+        return Decision(
+            status="activated",
+            power=info.name,
+            match_type=top.match_type,
+            tools=info.tools,
+            message=(
+                f"Activated '{info.name}' ({resolution.confidence:.0%} sure). "
+                "Its tools are listed; call one of them."
+            ),
+            confidence=resolution.confidence,
+            query=resolution.query,
+        )
+    if tier == "multiple_matches":
+        return Decision(
+            status="multiple_matches",
+            matches=[_summary(info, p.score, p.tools) for p, info in ranked[:3]],
+            message=(
+                "Several powers could do this. Pick the one that fits and call "
+                "activate_power(name) with its name."
+            ),
+            confidence=resolution.confidence,
+            query=resolution.query,
+        )
+    if tier == "weak_matches":
+        return Decision(
+            status="weak_matches",
+            matches=[_summary(info, p.score, p.tools) for p, info in ranked[:5]],
+            message=(
+                "Only weak matches. Ask the user to clarify what they want to do, or rephrase the "
+                "request with the action and the thing it acts on, then call resolve_intent again."
+            ),
+            confidence=resolution.confidence,
+            query=resolution.query,
+        )
+    listed = sorted(powers.values(), key=lambda i: i.name)[:MAX_AVAILABLE_POWERS]
+    more = len(powers) - len(listed)
+    return Decision(
+        status="not_found",
+        available_powers=[_summary(info, None, []) for info in listed],
+        message=(
+            "No configured power fits this request. "
+            + (f"{len(powers)} powers are configured; {len(listed)} are listed. " if more > 0 else "")
+            + "Tell the user it cannot be done with the configured tools, or rephrase and try again."
+        ),
+        confidence=resolution.confidence,
+            query=resolution.query,
+    )

@@ -1,0 +1,1 @@
+"""Search backends behind one narrow protocol, and the text handling they share."""

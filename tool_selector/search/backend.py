@@ -1,0 +1,85 @@
+"""The one seam between the resolver and a search index: the ``SearchBackend`` protocol."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal, Protocol, runtime_checkable
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from tool_selector.models import SearchHit, ToolDocument
+
+Fusion = Literal["relative_score", "ranked"]
+
+
+class SearchQuery(BaseModel):
+    """One hybrid query. ``alpha`` 0 is keyword only, 1 is vector only (Weaviate's convention)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    text: str
+    vector: np.ndarray | None = None
+    alpha: float = Field(default=0.75, ge=0.0, le=1.0)
+    limit: int = Field(default=10, ge=1)
+    field_boosts: dict[str, float] = Field(default_factory=dict)
+    fusion: Fusion = "relative_score"
+    candidates: int = Field(default=100, ge=1, description="hits per retriever before fusion")
+
+
+class UpsertResult(BaseModel):
+    written: int = 0
+    errors: dict[str, str] = Field(default_factory=dict, description="document id -> what went wrong")
+
+
+@runtime_checkable
+class SearchBackend(Protocol):
+    def upsert(self, documents: Sequence[ToolDocument]) -> UpsertResult:
+        """Insert or replace documents by id; idempotent."""
+        ...
+
+    def delete(self, ids: Sequence[str]) -> int:
+        """Remove documents by id; returns how many existed."""
+        ...
+
+    def count(self) -> int: ...
+
+    def ids(self) -> dict[str, str]:
+        """Every indexed document id with its text hash (lets the indexer skip unchanged tools)."""
+        ...
+
+    def hybrid_search(self, query: SearchQuery) -> list[SearchHit]:
+        """Ranked hits; each carries the fused score and the raw keyword and vector scores."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def fuse_relative(keyword: dict[int, float], vector: dict[int, float], alpha: float) -> dict[int, float]:
+    """Weaviate's relativeScoreFusion: min-max scale each list to [0, 1], then alpha-weight and add.
+
+    Good for ordering only: the best hit of any query scores close to 1, nonsense included.
+    """
+
+    def scaled(scores: dict[int, float]) -> dict[int, float]:
+        if not scores:
+            return {}
+        low, high = min(scores.values()), max(scores.values())
+        if high - low <= 1e-12:
+            return {k: 1.0 for k in scores}
+        return {k: (v - low) / (high - low) for k, v in scores.items()}
+
+    kw, vec = scaled(keyword), scaled(vector)
+    return {k: alpha * vec.get(k, 0.0) + (1.0 - alpha) * kw.get(k, 0.0) for k in set(kw) | set(vec)}
+
+
+def fuse_ranked(
+    keyword: dict[int, float], vector: dict[int, float], alpha: float, k: int = 60
+) -> dict[int, float]:
+    """Weaviate's rankedFusion: alpha-weighted reciprocal rank fusion."""
+    out: dict[int, float] = {}
+    for weight, scores in ((1.0 - alpha, keyword), (alpha, vector)):
+        ranked = sorted(scores, key=lambda d: -scores[d])
+        for rank, doc in enumerate(ranked):
+            out[doc] = out.get(doc, 0.0) + weight / (k + rank)
+    return out

@@ -1,0 +1,255 @@
+"""The embedded search backend: a folder on disk, no server.
+
+Keyword scoring is BM25 from the ``bm25s`` library, one index per document field, summed with the
+field boosts; vectors are a float32 matrix searched by exact dot product (vectors are normalised, so
+this is cosine). Hybrid fusion follows Weaviate's relativeScoreFusion (or rankedFusion).
+
+On disk: ``<dir>/CURRENT`` names a generation folder holding ``meta.json``, ``docs.jsonl`` and
+``vectors.npy``. A write builds a new generation and then swaps ``CURRENT`` atomically, so a reader
+or a crash sees the old or the new index, never half of one.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import threading
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import bm25s
+import numpy as np
+
+from tool_selector.errors import IndexMissingError, InvalidInputError, StoreError
+from tool_selector.models import SearchHit, ToolDocument
+from tool_selector.search.backend import SearchQuery, UpsertResult, fuse_ranked, fuse_relative
+from tool_selector.search.text import tokenize
+
+logger = logging.getLogger(__name__)
+
+FORMAT_VERSION = 1
+
+
+def field_text(value: str | list[str]) -> str:
+    return value if isinstance(value, str) else " . ".join(value)
+
+
+class _KeywordIndex:
+    """BM25F-style keyword index: one bm25s index whose documents repeat each field's tokens by boost.
+
+    A field with boost ``b`` contributes its tokens ``round(2 * b)`` times, so term frequencies are
+    weighted per field under one IDF and one length norm (measured better than summing per-field BM25
+    scores: tool recall@5 0.919 against 0.906 on msc_bench_dev L1-4). Built for one set of boosts.
+    """
+
+    def __init__(self, docs: Sequence[ToolDocument], boosts: dict[str, float]) -> None:
+        self.boosts = dict(boosts)
+        repeats = {name: round(2 * b) for name, b in boosts.items() if round(2 * b) > 0}
+        corpus: list[list[str]] = []
+        for doc in docs:
+            tokens: list[str] = []
+            for name, times in repeats.items():
+                value = doc.fields.get(name)
+                if value:
+                    tokens.extend(tokenize(field_text(value)) * times)
+            corpus.append(tokens)
+        self.index = bm25s.BM25(k1=1.2, b=0.75)
+        self.index.index(corpus, show_progress=False)
+        self.size = len(docs)
+
+    def scores(self, tokens: list[str]) -> np.ndarray:
+        known = self.index.get_tokens_ids(tokens) if tokens else []
+        if not known:
+            return np.zeros(self.size, dtype=np.float32)
+        return np.asarray(self.index.get_scores_from_ids(known), dtype=np.float32)
+
+
+class EmbeddedBackend:
+    """SearchBackend on a local folder. Thread-safe for concurrent readers and one writer."""
+
+    def __init__(self, directory: Path, *, model_id: str, dim: int) -> None:
+        self.directory = directory
+        self.model_id = model_id
+        self.dim = dim
+        self._lock = threading.RLock()
+        self._docs: list[ToolDocument] = []
+        self._pos: dict[str, int] = {}
+        self._vectors = np.zeros((0, dim), dtype=np.float32)
+        self._keyword: _KeywordIndex | None = None
+        self._load()
+
+    # -- persistence ----------------------------------------------------------------------------
+
+    def _current(self) -> Path | None:
+        pointer = self.directory / "CURRENT"
+        if not pointer.is_file():
+            return None
+        generation = self.directory / pointer.read_text(encoding="utf-8").strip()
+        return generation if generation.is_dir() else None
+
+    def _load(self) -> None:
+        generation = self._current()
+        if generation is None:
+            return
+        meta = json.loads((generation / "meta.json").read_text(encoding="utf-8"))
+        if meta.get("format_version") != FORMAT_VERSION:
+            raise IndexMissingError(
+                f"The index at {self.directory} has format {meta.get('format_version')}, "
+                f"this tool-selector reads {FORMAT_VERSION}.",
+                hint="Rebuild it with `tool-selector index build`.",
+            )
+        if meta.get("model_id") != self.model_id or meta.get("dim") != self.dim:
+            raise IndexMissingError(
+                f"The index at {self.directory} holds vectors of {meta.get('model_id')} "
+                f"({meta.get('dim')} dimensions), but the embedder is {self.model_id} ({self.dim}).",
+                hint="Rebuild it with `tool-selector index build`.",
+            )
+        with (generation / "docs.jsonl").open(encoding="utf-8") as fh:
+            self._docs = [ToolDocument.model_validate_json(line) for line in fh if line.strip()]
+        self._vectors = np.load(generation / "vectors.npy")
+        self._pos = {d.id: i for i, d in enumerate(self._docs)}
+        self._keyword = None
+
+    def _persist(self) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        name = f"gen-{uuid.uuid4().hex[:12]}"
+        tmp = self.directory / f"{name}.tmp"
+        tmp.mkdir()
+        try:
+            with (tmp / "docs.jsonl").open("w", encoding="utf-8") as fh:
+                for doc in self._docs:
+                    fh.write(doc.model_dump_json(exclude={"vector"}) + "\n")
+            np.save(tmp / "vectors.npy", self._vectors)
+            meta = {
+                "format_version": FORMAT_VERSION,
+                "model_id": self.model_id,
+                "dim": self.dim,
+                "count": len(self._docs),
+            }
+            (tmp / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+            for path in tmp.iterdir():
+                with path.open("rb") as fh:
+                    os.fsync(fh.fileno())
+            os.replace(tmp, self.directory / name)
+            pointer_tmp = self.directory / f"CURRENT.{name}.tmp"
+            pointer_tmp.write_text(name, encoding="utf-8")
+            os.replace(pointer_tmp, self.directory / "CURRENT")
+        except OSError as exc:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise StoreError(f"Cannot write the index at {self.directory}: {exc}.") from exc
+        for old in self.directory.iterdir():
+            if old.name != name and old.name.startswith("gen-"):
+                shutil.rmtree(old, ignore_errors=True)
+
+    # -- SearchBackend --------------------------------------------------------------------------
+
+    def upsert(self, documents: Sequence[ToolDocument]) -> UpsertResult:
+        result = UpsertResult()
+        with self._lock:
+            docs = list(self._docs)
+            pos = dict(self._pos)
+            rows: list[np.ndarray] = list(self._vectors)
+            for doc in documents:
+                if doc.vector is None or len(doc.vector) != self.dim:
+                    result.errors[doc.id] = f"needs a vector of {self.dim} floats"
+                    continue
+                stored = doc.model_copy(update={"vector": None})
+                vector = np.asarray(doc.vector, dtype=np.float32)
+                if doc.id in pos:
+                    docs[pos[doc.id]] = stored
+                    rows[pos[doc.id]] = vector
+                else:
+                    pos[doc.id] = len(docs)
+                    docs.append(stored)
+                    rows.append(vector)
+                result.written += 1
+            if result.written:
+                self._docs, self._pos = docs, pos
+                self._vectors = np.stack(rows).astype(np.float32) if rows else self._vectors
+                self._keyword = None
+                self._persist()
+        return result
+
+    def delete(self, ids: Sequence[str]) -> int:
+        with self._lock:
+            gone = {i for i in ids if i in self._pos}
+            if not gone:
+                return 0
+            keep = [i for i, d in enumerate(self._docs) if d.id not in gone]
+            self._docs = [self._docs[i] for i in keep]
+            self._vectors = self._vectors[keep] if keep else np.zeros((0, self.dim), dtype=np.float32)
+            self._pos = {d.id: i for i, d in enumerate(self._docs)}
+            self._keyword = None
+            self._persist()
+            return len(gone)
+
+    def count(self) -> int:
+        return len(self._docs)
+
+    def ids(self) -> dict[str, str]:
+        return {d.id: d.text_hash for d in self._docs}
+
+    def documents(self) -> list[ToolDocument]:
+        return list(self._docs)
+
+    def warm(self, boosts: dict[str, float]) -> None:
+        """Build the keyword index for these boosts now instead of on the first query."""
+        self._keyword_index(boosts)
+
+    def _keyword_index(self, boosts: dict[str, float]) -> _KeywordIndex:
+        with self._lock:
+            if self._keyword is None or self._keyword.boosts != boosts:
+                self._keyword = _KeywordIndex(self._docs, boosts)
+            return self._keyword
+
+    def hybrid_search(self, query: SearchQuery) -> list[SearchHit]:
+        if not self._docs:
+            raise IndexMissingError(
+                f"The search index at {self.directory} is empty.",
+                hint="Import a catalog and run `tool-selector index build` first.",
+            )
+        docs, vectors = self._docs, self._vectors
+        keyword_all = self.keyword_scores(query.text, query.field_boosts)
+        vector_all: np.ndarray | None = None
+        if query.vector is not None:  # cosines are reported even at alpha 0: the confidence reads them
+            if query.vector.shape != (self.dim,):
+                raise InvalidInputError(f"query vector must have {self.dim} dimensions")
+            vector_all = vectors @ query.vector.astype(np.float32)
+        keyword = _top(keyword_all, query.candidates, positive_only=True) if query.alpha < 1 else {}
+        vector = _top(vector_all, query.candidates) if vector_all is not None and query.alpha > 0 else {}
+        fuse = fuse_relative if query.fusion == "relative_score" else fuse_ranked
+        fused = fuse(keyword, vector, query.alpha)
+        best = sorted(fused, key=lambda i: (-fused[i], docs[i].id))[: query.limit]
+        return [
+            SearchHit(
+                id=docs[i].id,
+                server=docs[i].server,
+                name=docs[i].name,
+                score=float(fused[i]),
+                keyword_score=float(keyword_all[i]),
+                vector_score=None if vector_all is None else float(vector_all[i]),
+            )
+            for i in best
+        ]
+
+    def keyword_scores(self, text: str, boosts: dict[str, float]) -> np.ndarray:
+        """Boosted BM25 of every document, in document order."""
+        return self._keyword_index(boosts).scores(tokenize(text))
+
+    def close(self) -> None:
+        return None
+
+
+def _top(scores: np.ndarray | None, n: int, *, positive_only: bool = False) -> dict[int, float]:
+    if scores is None or scores.size == 0:
+        return {}
+    n = min(n, scores.size)
+    idx = np.argpartition(-scores, n - 1)[:n]
+    out: dict[int, Any] = {int(i): float(scores[i]) for i in idx}
+    if positive_only:
+        out = {i: s for i, s in out.items() if s > 0}
+    return out

@@ -1,0 +1,138 @@
+"""The one settings object, built at the edge (CLI, server entry points) and passed down.
+
+Sources, highest first: keyword arguments, environment (``TOOL_SELECTOR_*``; nested keys with ``__``),
+the TOML file named by ``TOOL_SELECTOR_CONFIG_FILE`` (or passed as ``config_file``), defaults.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from tool_selector.errors import ConfigurationError
+
+DEFAULT_FIELD_BOOSTS: dict[str, float] = {
+    # Tool and server fields; ratios measured on msc_bench_dev L1-4 (see README "Retrieval tuning").
+    "name": 1.5,
+    "server_name": 1.5,
+    "description": 1.0,
+    "parameter_names": 0.5,
+    "server_description": 0.0,
+    "tags": 0.0,
+    # Enrichment fields (filled by the enricher), with the design's boosts relative to description.
+    "action_entities": 2.5,
+    "enhanced_description": 2.0,
+    "semantic_keywords": 2.0,
+    "use_cases": 1.5,
+    "server_domain": 1.5,
+}
+
+
+def _default_data_dir() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "tool-selector"
+
+
+def _default_cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "tool-selector"
+
+
+class TierThresholds(BaseModel):
+    """Confidence thresholds of the router's tiers (lower bounds, inclusive)."""
+
+    activated: float = 0.85
+    multiple_matches: float = 0.5
+    weak_matches: float = 0.3
+
+    @model_validator(mode="after")
+    def _ordered(self) -> TierThresholds:
+        if not 0.0 <= self.weak_matches <= self.multiple_matches <= self.activated <= 1.0:
+            raise ValueError(
+                "tier thresholds must satisfy 0 <= weak_matches <= multiple_matches <= activated <= 1"
+            )
+        return self
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="TOOL_SELECTOR_",
+        env_nested_delimiter="__",
+        extra="forbid",
+        validate_default=True,
+    )
+
+    data_dir: Path = Field(default_factory=_default_data_dir, description="catalog database and index")
+    cache_dir: Path = Field(default_factory=_default_cache_dir, description="model exports, eval indexes")
+    backend: Literal["embedded", "weaviate"] = "embedded"
+    embedding_model: Literal["all-MiniLM-L6-v2"] = "all-MiniLM-L6-v2"
+    embedding_engine: Literal["onnx", "torch"] = "onnx"
+    embedding_threads: int = Field(default=2, ge=1, le=64)
+    alpha: float = Field(default=0.75, ge=0.0, le=1.0, description="0 = keyword only, 1 = vector only")
+    field_boosts: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_FIELD_BOOSTS))
+    thresholds: TierThresholds = Field(default_factory=TierThresholds)
+    calibration_file: Path | None = Field(default=None, description="None = the packaged calibration")
+    max_query_chars: int = Field(default=32_000, ge=16, description="longer queries are refused")
+    candidates: int = Field(default=100, ge=10, description="hits per retriever before fusion")
+    log_level: str = "WARNING"
+
+    @property
+    def db_path(self) -> Path:
+        return self.data_dir / "catalog.db"
+
+    @property
+    def index_dir(self) -> Path:
+        return self.data_dir / "index"
+
+    @model_validator(mode="after")
+    def _check_boosts(self) -> Settings:
+        bad = {k: v for k, v in self.field_boosts.items() if v < 0}
+        if bad:
+            raise ValueError(f"field boosts must be >= 0, got {bad}")
+        return self
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        toml_path = os.environ.get("TOOL_SELECTOR_CONFIG_FILE")
+        if toml_path:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=Path(toml_path)))
+        return tuple(sources)
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Build the settings at an entry point; configuration mistakes become a ConfigurationError."""
+    from pydantic import ValidationError
+
+    config_file = os.environ.get("TOOL_SELECTOR_CONFIG_FILE")
+    if config_file and not Path(config_file).is_file():
+        raise ConfigurationError(
+            f"TOOL_SELECTOR_CONFIG_FILE points to {config_file!r}, which is not a file.",
+            hint="Create the TOML file or unset the variable.",
+        )
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'settings'}: {err['msg']}" for err in exc.errors()
+        )
+        raise ConfigurationError(
+            f"Invalid settings: {problems}",
+            hint="Fix the TOOL_SELECTOR_* environment variables or the TOML config file.",
+        ) from exc
