@@ -38,6 +38,13 @@ class ResolveService:
                 "The search index is empty.",
                 hint="Run `tool-selector catalog import DIR` and `tool-selector index build` first.",
             )
+        store = container.store
+        indexed = store.get_meta("index_catalog_hash")
+        if indexed is not None and indexed != store.catalog_hash():
+            raise IndexMissingError(
+                "The search index is older than the catalog (servers or tools changed since it was built).",
+                hint="Run `tool-selector index build` to bring it up to date.",
+            )
         self.powers = power_directory(container)
 
     def resolve(self, query: str, *, mode: SearchMode = "hybrid") -> Resolution:

@@ -13,3 +13,6 @@ def configure_logging(level: str = "WARNING") -> None:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         force=True,
     )
+    # some libraries set their own loggers to DEBUG on import; keep them at the configured level
+    for name in ("bm25s",):
+        logging.getLogger(name).setLevel(level.upper())

@@ -7,6 +7,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
+import numpy as np
+
 from tool_selector.confidence import Calibration, evidence_of
 from tool_selector.embedding import Embedder
 from tool_selector.errors import InvalidInputError
@@ -19,6 +21,7 @@ from tool_selector.models import (
     ToolCandidate,
 )
 from tool_selector.search.backend import Fusion, SearchBackend, SearchQuery
+from tool_selector.search.querysplit import split_query
 
 logger = logging.getLogger(__name__)
 
@@ -47,15 +50,19 @@ def _match_type(hit: SearchHit, mode: SearchMode) -> MatchType:
     return MatchType.HYBRID
 
 
-def rank_powers(hits: Sequence[SearchHit], mode: SearchMode, *, support: float = 0.1) -> list[PowerCandidate]:
-    """A power scores its best tool's fused score plus ``support`` times its second best."""
+SUPPORT = 0.2  # a power's score adds this share of its second-best tool's score
+BETA = 0.3  # a tool's final score adds this share of its power's score
+
+
+def rank_powers(hits: Sequence[SearchHit], mode: SearchMode) -> list[PowerCandidate]:
+    """A power scores its best tool's fused score plus SUPPORT times its second best."""
     by_server: dict[str, list[SearchHit]] = {}
     for hit in hits:
         by_server.setdefault(hit.server, []).append(hit)
     powers = []
     for server, server_hits in by_server.items():
         scores = sorted((h.score for h in server_hits), reverse=True)
-        score = scores[0] + (support * scores[1] if len(scores) > 1 else 0.0)
+        score = scores[0] + (SUPPORT * scores[1] if len(scores) > 1 else 0.0)
         powers.append(
             PowerCandidate(
                 name=server,
@@ -66,6 +73,33 @@ def rank_powers(hits: Sequence[SearchHit], mode: SearchMode, *, support: float =
         )
     powers.sort(key=lambda p: (-p.score, p.name))
     return powers
+
+
+def merge_hits(batches: Sequence[Sequence[SearchHit]]) -> list[SearchHit]:
+    """Hits of the whole query and of its parts: each tool keeps its best fused score and cosine."""
+    best: dict[str, SearchHit] = {}
+    for hits in batches:
+        for hit in hits:
+            seen = best.get(hit.id)
+            if seen is None:
+                best[hit.id] = hit
+                continue
+            cosines = [c for c in (seen.vector_score, hit.vector_score) if c is not None]
+            best[hit.id] = seen.model_copy(
+                update={
+                    "score": max(seen.score, hit.score),
+                    "keyword_score": max(seen.keyword_score, hit.keyword_score),
+                    "vector_score": max(cosines) if cosines else None,
+                }
+            )
+    return sorted(best.values(), key=lambda h: (-h.score, h.id))
+
+
+def rescore_with_powers(hits: list[SearchHit], powers: list[PowerCandidate]) -> list[SearchHit]:
+    """Tools of strong powers move up: final = fused + BETA x the power's score."""
+    power_score = {p.name: p.score for p in powers}
+    rescored = [h.model_copy(update={"score": h.score + BETA * power_score.get(h.server, 0.0)}) for h in hits]
+    return sorted(rescored, key=lambda h: (-h.score, h.id))
 
 
 class Resolver:
@@ -92,15 +126,8 @@ class Resolver:
         self.fusion: Fusion = fusion
         self.max_query_chars = max_query_chars
 
-    def resolve(
-        self, query: str, *, mode: SearchMode = "hybrid", tools: int = 10, powers: int = 10
-    ) -> Resolution:
-        text = check_query(query, self.max_query_chars)
-        if mode not in ("keyword", "semantic", "hybrid"):
-            raise InvalidInputError(f"Unknown search mode {mode!r}.", hint="Use keyword, semantic or hybrid.")
-        alpha = {"keyword": 0.0, "semantic": 1.0, "hybrid": self.alpha}[mode]
-        vector = self.embedder.embed_query(text)
-        hits = self.backend.hybrid_search(
+    def _search(self, text: str, vector: np.ndarray, alpha: float) -> list[SearchHit]:
+        return self.backend.hybrid_search(
             SearchQuery(
                 text=text,
                 vector=vector,
@@ -111,7 +138,27 @@ class Resolver:
                 candidates=self.candidates,
             )
         )
+
+    def resolve(
+        self, query: str, *, mode: SearchMode = "hybrid", tools: int = 10, powers: int = 10
+    ) -> Resolution:
+        text = check_query(query, self.max_query_chars)
+        if mode not in ("keyword", "semantic", "hybrid"):
+            raise InvalidInputError(f"Unknown search mode {mode!r}.", hint="Use keyword, semantic or hybrid.")
+        alpha = {"keyword": 0.0, "semantic": 1.0, "hybrid": self.alpha}[mode]
+        parts = split_query(text)
+        if parts:  # a multi-step request: each step searches on its own; the whole uses their mean
+            part_vectors = self.embedder.embed_documents(parts)
+            mean = part_vectors.mean(axis=0)
+            vector = mean / max(float(np.linalg.norm(mean)), 1e-9)
+        else:
+            part_vectors = np.zeros((0, 0), dtype=np.float32)
+            vector = self.embedder.embed_query(text)
+        batches = [self._search(text, vector, alpha)]
+        batches += [self._search(part, part_vectors[i], alpha) for i, part in enumerate(parts)]
+        hits = merge_hits(batches) if parts else batches[0]
         ranked_powers = rank_powers(hits, mode)
+        hits = rescore_with_powers(hits, ranked_powers)
         evidence = evidence_of(text, hits, ranked_powers)
         confidence = self.calibration.probability(evidence) if hits else 0.0
         return Resolution(

@@ -49,8 +49,12 @@ def _summary(info: PowerInfo, score: float | None, tools: list[str]) -> PowerSum
 
 def route(resolution: Resolution, powers: Mapping[str, PowerInfo], thresholds: TierThresholds) -> Decision:
     """The decision for a resolution; ``powers`` describes every configured power by name."""
-    tier = tier_of(resolution.confidence, thresholds) if resolution.powers else "not_found"
     ranked = [(p, powers[p.name]) for p in resolution.powers if p.name in powers]
+    # a top power the directory no longer knows means a stale index: never promote the runner-up
+    top_known = bool(resolution.powers) and resolution.powers[0].name in powers
+    tier = tier_of(resolution.confidence, thresholds) if ranked else "not_found"
+    if tier == "activated" and not top_known:
+        tier = "multiple_matches"
     if tier == "activated":
         top, info = ranked[0]
         return Decision(
@@ -98,5 +102,5 @@ def route(resolution: Resolution, powers: Mapping[str, PowerInfo], thresholds: T
             + "Tell the user it cannot be done with the configured tools, or rephrase and try again."
         ),
         confidence=resolution.confidence,
-            query=resolution.query,
+        query=resolution.query,
     )

@@ -77,7 +77,7 @@ class Settings(BaseSettings):
     embedding_model: Literal["all-MiniLM-L6-v2"] = "all-MiniLM-L6-v2"
     embedding_engine: Literal["onnx", "torch"] = "onnx"
     embedding_threads: int = Field(default=2, ge=1, le=64)
-    alpha: float = Field(default=0.75, ge=0.0, le=1.0, description="0 = keyword only, 1 = vector only")
+    alpha: float = Field(default=0.5, ge=0.0, le=1.0, description="0 = keyword only, 1 = vector only")
     field_boosts: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_FIELD_BOOSTS))
     thresholds: TierThresholds = Field(default_factory=TierThresholds)
     calibration_file: Path | None = Field(default=None, description="None = the packaged calibration")

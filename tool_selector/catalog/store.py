@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -19,7 +20,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
-from tool_selector.errors import NotFoundError, StoreError
+from tool_selector.errors import InvalidInputError, NotFoundError, StoreError
 from tool_selector.hashing import server_hash, sha256_of
 from tool_selector.models import CreationMethod, ServerRecord, ServerSpec, ToolRecord, ToolSpec
 
@@ -151,6 +152,15 @@ class CatalogStore:
         A server listed here gets exactly the tools given for it: its tools not listed are removed.
         With ``prune``, servers not listed at all are removed too. Unchanged rows keep their timestamps.
         """
+        twice = sorted(n for n, c in Counter(s.name for s in servers).items() if c > 1)
+        twice_tools = sorted(i for i, c in Counter(t.id for t in tools).items() if c > 1)
+        if twice or twice_tools:
+            raise InvalidInputError(
+                f"This import lists {'servers ' + ', '.join(map(repr, twice)) if twice else ''}"
+                f"{' and ' if twice and twice_tools else ''}"
+                f"{'tools ' + ', '.join(map(repr, twice_tools[:10])) if twice_tools else ''} more than once.",
+                hint="List each server and each tool once; nothing was stored.",
+            )
         by_server: dict[str, list[ToolSpec]] = {s.name: [] for s in servers}
         for tool in tools:
             if tool.server not in by_server:
@@ -286,9 +296,9 @@ class CatalogStore:
         return int(servers), int(tools)
 
     def catalog_hash(self) -> str:
-        """A hash over every server's name, description and content hash."""
-        rows = self._db.execute("SELECT name, description, content_hash FROM servers ORDER BY name")
-        return sha256_of([[r["name"], r["description"], r["content_hash"]] for r in rows])
+        """A hash over every server's name, description, metadata and content hash."""
+        rows = self._db.execute("SELECT name, description, metadata, content_hash FROM servers ORDER BY name")
+        return sha256_of([[r["name"], r["description"], r["metadata"], r["content_hash"]] for r in rows])
 
     # -- vector cache ---------------------------------------------------------------------------
 

@@ -18,6 +18,7 @@ import shutil
 import threading
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -57,29 +58,40 @@ class _KeywordIndex:
                 if value:
                     tokens.extend(tokenize(field_text(value)) * times)
             corpus.append(tokens)
-        self.index = bm25s.BM25(k1=1.2, b=0.75)
-        self.index.index(corpus, show_progress=False)
         self.size = len(docs)
+        self.index: bm25s.BM25 | None = None
+        if any(corpus):  # bm25s divides by the mean length: an empty corpus has nothing to score
+            self.index = bm25s.BM25(k1=1.2, b=0.75)
+            self.index.index(corpus, show_progress=False)
 
     def scores(self, tokens: list[str]) -> np.ndarray:
+        if self.index is None:
+            return np.zeros(self.size, dtype=np.float32)
         known = self.index.get_tokens_ids(tokens) if tokens else []
         if not known:
             return np.zeros(self.size, dtype=np.float32)
         return np.asarray(self.index.get_scores_from_ids(known), dtype=np.float32)
 
 
+@dataclass(frozen=True)
+class _State:
+    """One consistent view of the index; replaced whole, so a reader never mixes two versions."""
+
+    docs: list[ToolDocument]
+    pos: dict[str, int]
+    vectors: np.ndarray
+    keyword: _KeywordIndex | None = None
+
+
 class EmbeddedBackend:
-    """SearchBackend on a local folder. Thread-safe for concurrent readers and one writer."""
+    """SearchBackend on a local folder. Readers take one snapshot; writers serialise on a lock."""
 
     def __init__(self, directory: Path, *, model_id: str, dim: int) -> None:
         self.directory = directory
         self.model_id = model_id
         self.dim = dim
         self._lock = threading.RLock()
-        self._docs: list[ToolDocument] = []
-        self._pos: dict[str, int] = {}
-        self._vectors = np.zeros((0, dim), dtype=np.float32)
-        self._keyword: _KeywordIndex | None = None
+        self._state = _State(docs=[], pos={}, vectors=np.zeros((0, dim), dtype=np.float32))
         self._load()
 
     # -- persistence ----------------------------------------------------------------------------
@@ -100,35 +112,34 @@ class EmbeddedBackend:
             raise IndexMissingError(
                 f"The index at {self.directory} has format {meta.get('format_version')}, "
                 f"this tool-selector reads {FORMAT_VERSION}.",
-                hint="Rebuild it with `tool-selector index build`.",
+                hint="Rebuild it with `tool-selector index build --rebuild`.",
             )
         if meta.get("model_id") != self.model_id or meta.get("dim") != self.dim:
             raise IndexMissingError(
                 f"The index at {self.directory} holds vectors of {meta.get('model_id')} "
                 f"({meta.get('dim')} dimensions), but the embedder is {self.model_id} ({self.dim}).",
-                hint="Rebuild it with `tool-selector index build`.",
+                hint="Rebuild it with `tool-selector index build --rebuild`.",
             )
         with (generation / "docs.jsonl").open(encoding="utf-8") as fh:
-            self._docs = [ToolDocument.model_validate_json(line) for line in fh if line.strip()]
-        self._vectors = np.load(generation / "vectors.npy")
-        self._pos = {d.id: i for i, d in enumerate(self._docs)}
-        self._keyword = None
+            docs = [ToolDocument.model_validate_json(line) for line in fh if line.strip()]
+        vectors = np.load(generation / "vectors.npy")
+        self._state = _State(docs=docs, pos={d.id: i for i, d in enumerate(docs)}, vectors=vectors)
 
-    def _persist(self) -> None:
+    def _persist(self, state: _State) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
         name = f"gen-{uuid.uuid4().hex[:12]}"
         tmp = self.directory / f"{name}.tmp"
         tmp.mkdir()
         try:
             with (tmp / "docs.jsonl").open("w", encoding="utf-8") as fh:
-                for doc in self._docs:
+                for doc in state.docs:
                     fh.write(doc.model_dump_json(exclude={"vector"}) + "\n")
-            np.save(tmp / "vectors.npy", self._vectors)
+            np.save(tmp / "vectors.npy", state.vectors)
             meta = {
                 "format_version": FORMAT_VERSION,
                 "model_id": self.model_id,
                 "dim": self.dim,
-                "count": len(self._docs),
+                "count": len(state.docs),
             }
             (tmp / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
             for path in tmp.iterdir():
@@ -145,14 +156,20 @@ class EmbeddedBackend:
             if old.name != name and old.name.startswith("gen-"):
                 shutil.rmtree(old, ignore_errors=True)
 
+    def _commit(self, state: _State) -> None:
+        """Persist first, then publish: a failed write leaves the served index as it was."""
+        self._persist(state)
+        self._state = state
+
     # -- SearchBackend --------------------------------------------------------------------------
 
     def upsert(self, documents: Sequence[ToolDocument]) -> UpsertResult:
         result = UpsertResult()
         with self._lock:
-            docs = list(self._docs)
-            pos = dict(self._pos)
-            rows: list[np.ndarray] = list(self._vectors)
+            old = self._state
+            docs = list(old.docs)
+            pos = dict(old.pos)
+            rows: list[np.ndarray] = list(old.vectors)
             for doc in documents:
                 if doc.vector is None or len(doc.vector) != self.dim:
                     result.errors[doc.id] = f"needs a vector of {self.dim} floats"
@@ -168,57 +185,58 @@ class EmbeddedBackend:
                     rows.append(vector)
                 result.written += 1
             if result.written:
-                self._docs, self._pos = docs, pos
-                self._vectors = np.stack(rows).astype(np.float32) if rows else self._vectors
-                self._keyword = None
-                self._persist()
+                self._commit(_State(docs=docs, pos=pos, vectors=np.stack(rows).astype(np.float32)))
         return result
 
     def delete(self, ids: Sequence[str]) -> int:
         with self._lock:
-            gone = {i for i in ids if i in self._pos}
+            old = self._state
+            gone = {i for i in ids if i in old.pos}
             if not gone:
                 return 0
-            keep = [i for i, d in enumerate(self._docs) if d.id not in gone]
-            self._docs = [self._docs[i] for i in keep]
-            self._vectors = self._vectors[keep] if keep else np.zeros((0, self.dim), dtype=np.float32)
-            self._pos = {d.id: i for i, d in enumerate(self._docs)}
-            self._keyword = None
-            self._persist()
+            keep = [i for i, d in enumerate(old.docs) if d.id not in gone]
+            docs = [old.docs[i] for i in keep]
+            vectors = old.vectors[keep] if keep else np.zeros((0, self.dim), dtype=np.float32)
+            self._commit(_State(docs=docs, pos={d.id: i for i, d in enumerate(docs)}, vectors=vectors))
             return len(gone)
 
     def count(self) -> int:
-        return len(self._docs)
+        return len(self._state.docs)
 
     def ids(self) -> dict[str, str]:
-        return {d.id: d.text_hash for d in self._docs}
+        return {d.id: d.text_hash for d in self._state.docs}
 
     def documents(self) -> list[ToolDocument]:
-        return list(self._docs)
+        return list(self._state.docs)
 
     def warm(self, boosts: dict[str, float]) -> None:
         """Build the keyword index for these boosts now instead of on the first query."""
-        self._keyword_index(boosts)
+        self._keyword_index(self._state, boosts)
 
-    def _keyword_index(self, boosts: dict[str, float]) -> _KeywordIndex:
+    def _keyword_index(self, state: _State, boosts: dict[str, float]) -> _KeywordIndex:
+        keyword = state.keyword
+        if keyword is not None and keyword.boosts == boosts:
+            return keyword
         with self._lock:
-            if self._keyword is None or self._keyword.boosts != boosts:
-                self._keyword = _KeywordIndex(self._docs, boosts)
-            return self._keyword
+            keyword = _KeywordIndex(state.docs, boosts)
+            if self._state is state:  # cache it on the snapshot it was built for
+                self._state = replace(state, keyword=keyword)
+            return keyword
 
     def hybrid_search(self, query: SearchQuery) -> list[SearchHit]:
-        if not self._docs:
+        state = self._state
+        if not state.docs:
             raise IndexMissingError(
                 f"The search index at {self.directory} is empty.",
                 hint="Import a catalog and run `tool-selector index build` first.",
             )
-        docs, vectors = self._docs, self._vectors
-        keyword_all = self.keyword_scores(query.text, query.field_boosts)
+        docs = state.docs
+        keyword_all = self._keyword_index(state, query.field_boosts).scores(tokenize(query.text))
         vector_all: np.ndarray | None = None
         if query.vector is not None:  # cosines are reported even at alpha 0: the confidence reads them
             if query.vector.shape != (self.dim,):
                 raise InvalidInputError(f"query vector must have {self.dim} dimensions")
-            vector_all = vectors @ query.vector.astype(np.float32)
+            vector_all = state.vectors @ query.vector.astype(np.float32)
         keyword = _top(keyword_all, query.candidates, positive_only=True) if query.alpha < 1 else {}
         vector = _top(vector_all, query.candidates) if vector_all is not None and query.alpha > 0 else {}
         fuse = fuse_relative if query.fusion == "relative_score" else fuse_ranked
@@ -238,7 +256,8 @@ class EmbeddedBackend:
 
     def keyword_scores(self, text: str, boosts: dict[str, float]) -> np.ndarray:
         """Boosted BM25 of every document, in document order."""
-        return self._keyword_index(boosts).scores(tokenize(text))
+        state = self._state
+        return self._keyword_index(state, boosts).scores(tokenize(text))
 
     def close(self) -> None:
         return None

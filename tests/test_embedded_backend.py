@@ -1,0 +1,283 @@
+"""The embedded search backend (a folder on disk) and the fusion functions it shares with Weaviate.
+
+Vectors come from the HashingEmbedder: what is tested here is fusion, persistence and keyword
+scoring, not the model's semantics.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tool_selector.embedding import HashingEmbedder
+from tool_selector.errors import IndexMissingError
+from tool_selector.models import ToolDocument
+from tool_selector.search.backend import SearchBackend, SearchQuery, fuse_ranked, fuse_relative
+from tool_selector.search.embedded import EmbeddedBackend
+from tool_selector.settings import DEFAULT_FIELD_BOOSTS
+
+EMBEDDER = HashingEmbedder(dim=64)
+
+
+def _doc(server: str, name: str, description: str, *, text_hash: str | None = None) -> ToolDocument:
+    words = name.replace("_", " ")
+    return ToolDocument(
+        id=f"{server}::{name}",
+        server=server,
+        name=name,
+        fields={"name": words, "description": description, "server_name": server},
+        text_hash=text_hash or f"hash-of-{server}-{name}-{description}",
+        vector=EMBEDDER.embed_query(f"{words} ({server}): {description}").tolist(),
+    )
+
+
+CATALOG = [
+    _doc("Code Host", "create_issue", "Open a new issue in a repository"),
+    _doc("Code Host", "list_issues", "List the issues of a repository with filters"),
+    _doc("Code Host", "close_issue", "Close an issue by number"),
+    _doc("Notes", "create_page", "Create a page in a notebook"),
+    _doc("Weather", "get_forecast", "Daily weather forecast for a city"),
+    _doc("Clock", "current_time", "The current time in a time zone"),
+]
+
+
+def _backend(directory: Path) -> EmbeddedBackend:
+    return EmbeddedBackend(directory, model_id=EMBEDDER.model_id, dim=EMBEDDER.dim)
+
+
+def _query(text: str, **kwargs: object) -> SearchQuery:
+    kwargs.setdefault("field_boosts", DEFAULT_FIELD_BOOSTS)
+    return SearchQuery(text=text, vector=EMBEDDER.embed_query(text), **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def backend(tmp_path: Path) -> EmbeddedBackend:
+    opened = _backend(tmp_path / "index")
+    opened.upsert(CATALOG)
+    return opened
+
+
+# --------------------------------------------------------------------------- fusion math
+
+
+KEYWORD = {0: 2.0, 1: 4.0, 2: 3.0}
+VECTOR = {0: 0.9, 1: 0.5, 3: 0.7}
+
+
+def test_relative_fusion_min_max_scales_each_list_then_weights_by_alpha() -> None:
+    fused = fuse_relative(KEYWORD, VECTOR, 0.75)
+    # keyword scaled: 0 -> 0, 1 -> 1, 2 -> 0.5; vector scaled: 0 -> 1, 1 -> 0, 3 -> 0.5
+    assert fused == pytest.approx({0: 0.75, 1: 0.25, 2: 0.125, 3: 0.375})
+
+
+def test_relative_fusion_at_alpha_0_follows_the_keyword_order() -> None:
+    fused = fuse_relative(KEYWORD, VECTOR, 0.0)
+    assert sorted(fused, key=lambda k: -fused[k])[:3] == [1, 2, 0]
+    assert fused == pytest.approx({0: 0.0, 1: 1.0, 2: 0.5, 3: 0.0})
+
+
+def test_relative_fusion_at_alpha_1_follows_the_vector_order() -> None:
+    fused = fuse_relative(KEYWORD, VECTOR, 1.0)
+    assert sorted(fused, key=lambda k: -fused[k])[:3] == [0, 3, 1]
+    assert fused == pytest.approx({0: 1.0, 1: 0.0, 2: 0.0, 3: 0.5})
+
+
+def test_relative_fusion_gives_a_single_candidate_a_score_of_1() -> None:
+    assert fuse_relative({5: 0.3}, {5: 0.1}, 0.6) == pytest.approx({5: 1.0})
+    assert fuse_relative({}, {5: 0.1}, 0.6) == pytest.approx({5: 0.6})
+    assert fuse_relative({}, {}, 0.5) == {}
+
+
+def test_relative_fusion_gives_equal_scores_in_one_list_full_marks() -> None:
+    assert fuse_relative({1: 2.0, 2: 2.0}, {}, 0.25) == pytest.approx({1: 0.75, 2: 0.75})
+
+
+def test_ranked_fusion_adds_alpha_weighted_reciprocal_ranks() -> None:
+    fused = fuse_ranked({7: 3.0, 8: 2.0}, {8: 0.9, 7: 0.1, 9: 0.05}, 0.75)
+    assert fused == pytest.approx(
+        {
+            7: 0.25 / 60 + 0.75 / 61,
+            8: 0.25 / 61 + 0.75 / 60,
+            9: 0.75 / 62,
+        }
+    )
+    assert fuse_ranked({7: 3.0}, {}, 0.5, k=1) == pytest.approx({7: 0.5})
+
+
+# --------------------------------------------------------------------------- writes and persistence
+
+
+def test_the_embedded_backend_satisfies_the_protocol(backend: EmbeddedBackend) -> None:
+    assert isinstance(backend, SearchBackend)
+
+
+def test_upserting_the_same_document_twice_keeps_one_copy(tmp_path: Path) -> None:
+    opened = _backend(tmp_path / "index")
+    first = opened.upsert([CATALOG[0]])
+    second = opened.upsert([CATALOG[0]])
+    assert (first.written, second.written) == (1, 1)
+    assert opened.count() == 1
+    updated = CATALOG[0].model_copy(update={"text_hash": "new-hash"})
+    opened.upsert([updated])
+    assert opened.count() == 1
+    assert opened.ids() == {CATALOG[0].id: "new-hash"}
+
+
+def test_a_document_without_a_fitting_vector_is_reported_and_not_written(tmp_path: Path) -> None:
+    opened = _backend(tmp_path / "index")
+    no_vector = CATALOG[0].model_copy(update={"vector": None})
+    short = CATALOG[1].model_copy(update={"vector": [0.1, 0.2]})
+    result = opened.upsert([no_vector, short, CATALOG[2]])
+    assert result.written == 1
+    assert set(result.errors) == {CATALOG[0].id, CATALOG[1].id}
+    assert "64" in result.errors[CATALOG[0].id]
+    assert opened.ids() == {CATALOG[2].id: CATALOG[2].text_hash}
+
+
+def test_delete_returns_how_many_of_the_ids_existed(backend: EmbeddedBackend) -> None:
+    assert backend.delete([CATALOG[0].id, "Nope::missing", CATALOG[0].id]) == 1
+    assert backend.delete(["Nope::missing"]) == 0
+    assert backend.count() == len(CATALOG) - 1
+    assert CATALOG[0].id not in backend.ids()
+    hits = backend.hybrid_search(_query("create issue", limit=10))
+    assert CATALOG[0].id not in [h.id for h in hits]
+
+
+def test_ids_maps_every_document_to_its_text_hash(backend: EmbeddedBackend) -> None:
+    assert backend.ids() == {d.id: d.text_hash for d in CATALOG}
+
+
+def test_an_index_survives_reopening_the_folder(tmp_path: Path, backend: EmbeddedBackend) -> None:
+    query = _query("open a new issue", limit=6)
+    before = backend.hybrid_search(query)
+    reopened = _backend(tmp_path / "index")
+    assert reopened.ids() == backend.ids()
+    assert reopened.count() == len(CATALOG)
+    after = reopened.hybrid_search(query)
+    assert [(h.id, h.score, h.keyword_score, h.vector_score) for h in after] == [
+        (h.id, h.score, h.keyword_score, h.vector_score) for h in before
+    ]
+    assert after[0].id == "Code Host::create_issue"
+
+
+def test_a_stray_temporary_generation_from_a_crashed_write_does_not_break_loading(
+    tmp_path: Path, backend: EmbeddedBackend
+) -> None:
+    directory = tmp_path / "index"
+    stray = directory / "gen-deadbeef0000.tmp"
+    stray.mkdir()
+    (stray / "meta.json").write_text('{"format_version": 1, "model_id": "half-writ')  # cut off mid-write
+    (stray / "docs.jsonl").write_text('{"id": "Half::writ')
+    (directory / "CURRENT.gen-deadbeef0000.tmp").write_text("gen-deadbeef0000")
+    reopened = _backend(directory)
+    assert reopened.ids() == backend.ids()
+    assert reopened.hybrid_search(_query("weather forecast"))[0].id == "Weather::get_forecast"
+    reopened.upsert([_doc("Notes", "delete_page", "Delete a page")])
+    assert not stray.exists()  # the next write clears it away
+    assert [p.name for p in directory.iterdir() if p.name.startswith("gen-")] == [
+        (directory / "CURRENT").read_text().strip()
+    ]
+
+
+def test_a_missing_folder_opens_as_an_empty_index(tmp_path: Path) -> None:
+    opened = _backend(tmp_path / "never-written")
+    assert opened.count() == 0
+    assert opened.ids() == {}
+    assert not (tmp_path / "never-written").exists()
+
+
+@pytest.mark.parametrize(("model_id", "dim"), [("another-model", 64), ("hashing-bow-v1", 32)])
+def test_an_index_built_for_another_model_or_dimension_is_refused(
+    tmp_path: Path, backend: EmbeddedBackend, model_id: str, dim: int
+) -> None:
+    with pytest.raises(IndexMissingError) as info:
+        EmbeddedBackend(tmp_path / "index", model_id=model_id, dim=dim)
+    assert "hashing-bow-v1 (64 dimensions)" in info.value.message
+    assert f"{model_id} ({dim})" in info.value.message
+    assert "tool-selector index build" in info.value.hint
+
+
+def test_searching_an_empty_index_raises_index_missing(tmp_path: Path) -> None:
+    opened = _backend(tmp_path / "index")
+    with pytest.raises(IndexMissingError) as info:
+        opened.hybrid_search(_query("anything"))
+    assert "empty" in info.value.message
+    assert "tool-selector index build" in info.value.hint
+
+
+# --------------------------------------------------------------------------- ranking
+
+
+def test_field_boosts_decide_between_a_name_match_and_a_description_match(tmp_path: Path) -> None:
+    opened = _backend(tmp_path / "index")
+    opened.upsert(
+        [
+            _doc("Files", "archive", "Stores things for later"),
+            _doc("Files", "store", "Put the archive somewhere else"),
+            _doc("Files", "rename", "Give a file another name"),
+        ]
+    )
+    name_first = opened.hybrid_search(
+        _query("archive", alpha=0.0, field_boosts={"name": 3.0, "description": 1.0})
+    )
+    description_first = opened.hybrid_search(
+        _query("archive", alpha=0.0, field_boosts={"name": 1.0, "description": 3.0})
+    )
+    assert [h.id for h in name_first] == ["Files::archive", "Files::store"]
+    assert [h.id for h in description_first] == ["Files::store", "Files::archive"]
+    scores = opened.keyword_scores("archive", {"name": 3.0, "description": 1.0})
+    assert scores[2] == 0.0
+    assert scores[0] > scores[1] > 0.0
+
+
+def test_a_field_with_boost_zero_is_not_searched(backend: EmbeddedBackend) -> None:
+    assert np.all(backend.keyword_scores("weather", {"name": 1.0, "description": 0.0}) == 0.0)
+    assert backend.keyword_scores("weather", {"name": 0.0, "description": 1.0}).max() > 0.0
+
+
+def test_an_exact_tool_name_ranks_first(backend: EmbeddedBackend) -> None:
+    for doc in CATALOG:
+        hits = backend.hybrid_search(_query(doc.name, field_boosts=DEFAULT_FIELD_BOOSTS))
+        assert hits[0].id == doc.id, (doc.name, [h.id for h in hits[:3]])
+
+
+def test_a_query_of_stopwords_only_has_keyword_scores_of_zero(backend: EmbeddedBackend) -> None:
+    scores = backend.keyword_scores("what is the", DEFAULT_FIELD_BOOSTS)
+    assert scores.shape == (len(CATALOG),)
+    assert np.all(scores == 0.0)
+    hits = backend.hybrid_search(_query("what is the", field_boosts=DEFAULT_FIELD_BOOSTS))
+    assert hits  # the vector side still answers
+    assert all(h.keyword_score == 0.0 for h in hits)
+    assert backend.hybrid_search(_query("what is the", alpha=0.0, field_boosts=DEFAULT_FIELD_BOOSTS)) == []
+
+
+def test_a_query_without_field_boosts_gets_keyword_scores_of_zero(backend: EmbeddedBackend) -> None:
+    """SearchQuery's default boosts are empty: no field is searched, so no keyword evidence."""
+    query = SearchQuery(text="weather forecast", vector=EMBEDDER.embed_query("weather forecast"))
+    assert query.field_boosts == {}
+    hits = backend.hybrid_search(query)
+    assert hits[0].id == "Weather::get_forecast"
+    assert all(h.keyword_score == 0.0 for h in hits)
+
+
+def test_hits_carry_the_raw_cosine_and_keyword_score_next_to_the_fused_score(
+    backend: EmbeddedBackend,
+) -> None:
+    query = _query("list issues", field_boosts=DEFAULT_FIELD_BOOSTS, limit=3)
+    hits = backend.hybrid_search(query)
+    assert len(hits) == 3
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert hits[0].id == "Code Host::list_issues"
+    assert hits[0].score == pytest.approx(1.0)  # relative fusion: the best hit of any query scores ~1
+    by_id = {d.id: d for d in CATALOG}
+    for hit in hits:
+        assert hit.vector_score == pytest.approx(float(np.dot(by_id[hit.id].vector, query.vector)), abs=1e-6)
+    keyword = backend.keyword_scores("list issues", DEFAULT_FIELD_BOOSTS)
+    assert hits[0].keyword_score == pytest.approx(float(keyword[1]))
+    assert hits[0].keyword_score == pytest.approx(float(keyword.max()))
+
+
+def test_the_limit_caps_the_hits(backend: EmbeddedBackend) -> None:
+    assert len(backend.hybrid_search(_query("issue", limit=2))) == 2
