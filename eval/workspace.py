@@ -57,7 +57,12 @@ def open_workspace(
     )
     store = container.store
     built = False
-    if store.get_meta("source_hash") != catalog_files_hash(paths) or container.backend.count() == 0:
+    stale = (
+        store.get_meta("source_hash") != catalog_files_hash(paths)
+        or store.get_meta("index_catalog_hash") != store.catalog_hash()
+        or container.backend.count() == 0
+    )
+    if stale:
         logger.info("building eval workspace %s", work)
         import_catalog_dir(container, paths.servers.parent, prune=True)
         build_index(container)

@@ -11,7 +11,7 @@ echo "== import $catalog into $TOOL_SELECTOR_DATA_DIR" >&2
 echo "== build the index" >&2
 "$ts" index build
 for query in "list the open issues of my GitHub project" \
-             "search the web for reviews of noise cancelling headphones" \
+             "send a message to the #general channel on discord" \
              "how do I get red wine out of a carpet"; do
   echo "== resolve: $query" >&2
   "$ts" resolve "$query"
