@@ -18,7 +18,6 @@ from eval.report import format_markdown
 from eval.workspace import open_workspace
 from services.resolving import ResolveService
 from tool_selector.embedding import Embedder
-from tool_selector.routing import route
 from tool_selector.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -33,16 +32,12 @@ def predict(
     progress: Callable[[int, int], None] | None = None,
 ) -> list[Prediction]:
     """One prediction per (id, text): 10 servers and 10 tools ranked, confidence, tier, latency."""
-    container = service.container
-    resolver = container.resolver
-    thresholds = container.settings.thresholds
     if items:  # warm up: model session, keyword index; not timed
-        resolver.resolve(items[0][1])
+        service.resolve_and_route(items[0][1])
     predictions = []
     for done, (query_id, text) in enumerate(items, start=1):
         started = time.perf_counter()
-        resolution = resolver.resolve(text, tools=RANKED, powers=RANKED)
-        decision = route(resolution, service.powers, thresholds)
+        resolution, decision = service.resolve_and_route(text, tools=RANKED, powers=RANKED)
         latency = (time.perf_counter() - started) * 1000
         predictions.append(
             Prediction(

@@ -113,12 +113,9 @@ def resolve(
     """Resolve a query and print the tiered decision as JSON."""
     from services.container import Container
     from services.resolving import ResolveService
-    from tool_selector.routing import route
 
     with _errors(), Container(_settings()) as container:
-        service = ResolveService(container)
-        resolution = service.resolve(query, mode=mode)  # type: ignore[arg-type]
-        decision = route(resolution, service.powers, container.settings.thresholds)
+        resolution, decision = ResolveService(container).resolve_and_route(query, mode=mode)  # type: ignore[arg-type]
         out = decision.model_dump(mode="json", exclude_none=True)
         if explain:
             out["resolution"] = resolution.model_dump(mode="json")

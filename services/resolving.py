@@ -50,6 +50,12 @@ class ResolveService:
     def resolve(self, query: str, *, mode: SearchMode = "hybrid") -> Resolution:
         return self.container.resolver.resolve(query, mode=mode)
 
+    def resolve_and_route(
+        self, query: str, *, mode: SearchMode = "hybrid", tools: int = 10, powers: int = 10
+    ) -> tuple[Resolution, Decision]:
+        """The ranked candidates and the tiered decision made from them (one resolve)."""
+        resolution = self.container.resolver.resolve(query, mode=mode, tools=tools, powers=powers)
+        return resolution, route(resolution, self.powers, self.container.settings.thresholds)
+
     def decide(self, query: str, *, mode: SearchMode = "hybrid") -> Decision:
-        resolution = self.resolve(query, mode=mode)
-        return route(resolution, self.powers, self.container.settings.thresholds)
+        return self.resolve_and_route(query, mode=mode)[1]
