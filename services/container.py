@@ -9,7 +9,7 @@ from types import TracebackType
 
 from tool_selector.catalog.store import CatalogStore
 from tool_selector.confidence import Calibration, load_calibration
-from tool_selector.embedding import Embedder, MiniLMEmbedder
+from tool_selector.embedding import Embedder, LazyEmbedder, MiniLMEmbedder
 from tool_selector.errors import ConfigurationError
 from tool_selector.resolve import Resolver
 from tool_selector.search.backend import SearchBackend
@@ -53,10 +53,11 @@ class Container:
     def embedder(self) -> Embedder:
         if self._embedder is not None:
             return self._embedder
-        return MiniLMEmbedder(
-            self.settings.cache_dir,
-            engine=self.settings.embedding_engine,
-            threads=self.settings.embedding_threads,
+        s = self.settings
+        return LazyEmbedder(
+            lambda: MiniLMEmbedder(s.cache_dir, engine=s.embedding_engine, threads=s.embedding_threads),
+            model_id=MiniLMEmbedder.model_id,
+            dim=MiniLMEmbedder.dim,
         )
 
     @cached_property

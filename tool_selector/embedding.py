@@ -12,7 +12,7 @@ import logging
 import os
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -199,6 +199,36 @@ class MiniLMEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         return np.asarray(self._encode([text])[0])
+
+
+class LazyEmbedder:
+    """Loads the real embedder on the first embed call, so that commands with nothing to embed (a
+    no-change sync, an index check) never pay for loading the model."""
+
+    def __init__(self, factory: Callable[[], Embedder], *, model_id: str, dim: int) -> None:
+        self._factory = factory
+        self.model_id = model_id
+        self.dim = dim
+        self._loaded: Embedder | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def loaded(self) -> bool:
+        return self._loaded is not None
+
+    def _get(self) -> Embedder:
+        with self._lock:
+            if self._loaded is None:
+                self._loaded = self._factory()
+            return self._loaded
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return self._get().embed_documents(texts)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._get().embed_query(text)
 
 
 class HashingEmbedder:

@@ -17,13 +17,13 @@ from pydantic import BaseModel
 from tool_selector.catalog.store import CatalogStore
 from tool_selector.embedding import Embedder
 from tool_selector.hashing import sha256_of
-from tool_selector.models import ServerRecord, ToolDocument, ToolRecord
+from tool_selector.models import ServerRecord, ToolDocument, ToolEnrichment, ToolRecord
 from tool_selector.search.backend import SearchBackend
 from tool_selector.search.text import split_identifiers
 
 logger = logging.getLogger(__name__)
 
-DOCUMENT_VERSION = "doc-v1"
+DOCUMENT_VERSION = "doc-v2"
 MAX_FIELD_CHARS = 4000
 
 
@@ -55,7 +55,7 @@ def _server_text(server: ServerRecord) -> str:
 
 def _tags(server: ServerRecord) -> list[str]:
     tags: list[str] = []
-    for key in ("categories", "category", "tags"):
+    for key in ("categories", "category", "tags", "keywords"):
         value = server.metadata.get(key)
         if isinstance(value, str):
             tags.append(value)
@@ -69,7 +69,22 @@ def embedding_text(tool: ToolRecord, server: ServerRecord) -> str:
     return f"{split_identifiers(tool.name)} ({server.name}): {tool.description}"[:MAX_FIELD_CHARS]
 
 
-def build_document(tool: ToolRecord, server: ServerRecord) -> ToolDocument:
+def enrichment_fields(enrichment: ToolEnrichment) -> dict[str, str | list[str]]:
+    """The searchable fields stage 2 adds to a tool's document."""
+    return {
+        "action_entities": list(enrichment.action_entities),
+        "enhanced_description": enrichment.enhanced_description,
+        "semantic_keywords": list(enrichment.semantic_keywords),
+        "use_cases": list(enrichment.use_cases),
+        "server_domain": enrichment.server_domain,
+    }
+
+
+def build_document(
+    tool: ToolRecord, server: ServerRecord, enrichment: ToolEnrichment | None = None
+) -> ToolDocument:
+    """A tool's search document. The enrichment is used only when it was made from this very tool
+    (same content hash); a stale one is left out until the next sync replaces it."""
     fields: dict[str, str | list[str]] = {
         "name": split_identifiers(tool.name),
         "description": tool.description[:MAX_FIELD_CHARS],
@@ -78,6 +93,8 @@ def build_document(tool: ToolRecord, server: ServerRecord) -> ToolDocument:
         "parameter_names": _parameter_names(tool.input_schema),
         "tags": _tags(server),
     }
+    if enrichment is not None and enrichment.tool_hash == tool.content_hash:
+        fields.update(enrichment_fields(enrichment))
     text = embedding_text(tool, server)
     return ToolDocument(
         id=tool.id,
@@ -91,11 +108,12 @@ def build_document(tool: ToolRecord, server: ServerRecord) -> ToolDocument:
 def build_documents(store: CatalogStore) -> tuple[list[ToolDocument], dict[str, str]]:
     """Every tool's document, and the text each one's vector is made from (by document id)."""
     servers = {s.name: s for s in store.list_servers()}
+    enrichments = store.get_enrichments()
     docs: list[ToolDocument] = []
     texts: dict[str, str] = {}
     for tool in store.list_tools():
         server = servers[tool.server]
-        doc = build_document(tool, server)
+        doc = build_document(tool, server, enrichments.get(tool.id))
         docs.append(doc)
         texts[doc.id] = embedding_text(tool, server)
     return docs, texts

@@ -165,3 +165,56 @@ class Decision(BaseModel):
     tools: list[ToolSummary] | None = None
     matches: list[PowerSummary] | None = None
     available_powers: list[PowerSummary] | None = None
+
+
+# -- enrichment (stages 1-2): stored in the catalog store, read by the indexer ------------------------
+
+EnricherName = Literal["offline", "claude"]
+
+
+class ServerProfile(BaseModel):
+    """Stage 1's output for one server (the design's server profile)."""
+
+    server_name: str
+    domain: str = Field(max_length=200)
+    primary_capabilities: list[str] = Field(default_factory=list, max_length=30)
+    entity_types: list[str] = Field(default_factory=list, max_length=50)
+    action_verbs: list[str] = Field(default_factory=list, max_length=50)
+    integration_context: str = Field(default="", max_length=2000)
+    semantic_keywords: list[str] = Field(default_factory=list, max_length=60)
+    profile_hash: str = Field(description="sha256 over the server's name, description and sorted tool hashes")
+    last_updated: datetime
+    profiler: EnricherName
+    model: str
+    prompt_version: str
+
+
+class ToolEnrichment(BaseModel):
+    """Stage 2's output for one tool. For retrieval only: agents always see the original description."""
+
+    tool_id: str
+    enhanced_description: str = Field(default="", max_length=2000)
+    action_entities: list[str] = Field(default_factory=list, max_length=40)
+    semantic_keywords: list[str] = Field(default_factory=list, max_length=80)
+    use_cases: list[str] = Field(default_factory=list, max_length=12)
+    mcp_server_name: str
+    server_domain: str = Field(default="", max_length=200)
+    tool_hash: str = Field(description="the content hash of the tool this was made from")
+    enrichment_hash: str = Field(description="sha256 of tool hash + profile hash + enricher + model + prompt")
+    enricher: EnricherName
+    model: str
+    prompt_version: str
+    last_updated: datetime
+
+
+DiscoveryState = Literal["ok", "stale", "failed"]
+
+
+class DiscoveryStatus(BaseModel):
+    """The outcome of the last discovery of one configured server."""
+
+    server: str
+    state: DiscoveryState
+    error: str = ""
+    last_attempt_at: datetime
+    last_success_at: datetime | None = None

@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import AliasChoices, BaseModel, Field, SecretStr, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -69,6 +69,7 @@ class Settings(BaseSettings):
         env_nested_delimiter="__",
         extra="forbid",
         validate_default=True,
+        populate_by_name=True,
     )
 
     data_dir: Path = Field(default_factory=_default_data_dir, description="catalog database and index")
@@ -85,9 +86,40 @@ class Settings(BaseSettings):
     candidates: int = Field(default=100, ge=10, description="hits per retriever before fusion")
     log_level: str = "WARNING"
 
+    # -- write path: servers, discovery, enrichment (issue 3) --
+    servers_file: Path | None = Field(default=None, description="None = <data_dir>/servers.json")
+    discovery_concurrency: int = Field(default=8, ge=1, le=64, description="servers discovered at once")
+    discovery_timeout_s: float = Field(
+        default=30.0, gt=0, le=600, description="per server: start + initialize + listing tools"
+    )
+    enricher: Literal["auto", "offline", "claude", "none"] = Field(
+        default="auto", description="auto = claude when an Anthropic API key is set, offline otherwise"
+    )
+    anthropic_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("TOOL_SELECTOR_ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY")
+    )
+    anthropic_base_url: str | None = Field(default=None, description="None = the SDK's default endpoint")
+    claude_model: str = "claude-haiku-4-5"
+    claude_timeout_s: float = Field(default=60.0, gt=0, le=600)
+    claude_max_attempts: int = Field(default=4, ge=1, le=10, description="tries on 429, 5xx and timeouts")
+    claude_concurrency: int = Field(default=4, ge=1, le=32)
+    profile_max_age_days: float = Field(default=7.0, gt=0, description="re-profile after this long")
+
     @property
     def db_path(self) -> Path:
         return self.data_dir / "catalog.db"
+
+    @property
+    def servers_path(self) -> Path:
+        return self.servers_file or self.data_dir / "servers.json"
+
+    @property
+    def enrichment_cache_dir(self) -> Path:
+        return self.cache_dir / "enrichment"
+
+    @property
+    def sync_lock_path(self) -> Path:
+        return self.data_dir / "sync.lock"
 
     @property
     def index_dir(self) -> Path:

@@ -22,11 +22,20 @@ from pydantic import BaseModel
 
 from tool_selector.errors import InvalidInputError, NotFoundError, StoreError
 from tool_selector.hashing import server_hash, sha256_of
-from tool_selector.models import CreationMethod, ServerRecord, ServerSpec, ToolRecord, ToolSpec
+from tool_selector.models import (
+    CreationMethod,
+    DiscoveryStatus,
+    ServerProfile,
+    ServerRecord,
+    ServerSpec,
+    ToolEnrichment,
+    ToolRecord,
+    ToolSpec,
+)
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2 added profiles, enrichments and discovery (additive: a v1 file upgrades in place)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -59,6 +68,21 @@ CREATE TABLE IF NOT EXISTS vectors (
     dim INTEGER NOT NULL,
     data BLOB NOT NULL,
     PRIMARY KEY (model, text_hash)
+);
+CREATE TABLE IF NOT EXISTS profiles (
+    server TEXT PRIMARY KEY REFERENCES servers(name) ON DELETE CASCADE,
+    profile_hash TEXT NOT NULL,
+    data TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS enrichments (
+    tool_id TEXT PRIMARY KEY REFERENCES tools(id) ON DELETE CASCADE,
+    enrichment_hash TEXT NOT NULL,
+    data TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS discovery (
+    server TEXT PRIMARY KEY,
+    state TEXT NOT NULL,
+    data TEXT NOT NULL
 );
 """
 
@@ -129,6 +153,10 @@ class CatalogStore:
         if row is None:
             self._db.execute(
                 "INSERT INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+            )
+        elif int(row["value"]) < SCHEMA_VERSION:  # the new tables were created above
+            self._db.execute(
+                "UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),)
             )
         elif int(row["value"]) > SCHEMA_VERSION:
             raise StoreError(
@@ -249,6 +277,7 @@ class CatalogStore:
     def _delete_server(self, db: sqlite3.Connection, name: str) -> int:
         removed = db.execute("DELETE FROM tools WHERE server=?", (name,)).rowcount
         db.execute("DELETE FROM servers WHERE name=?", (name,))
+        db.execute("DELETE FROM discovery WHERE server=?", (name,))
         return int(removed)
 
     def delete_server(self, name: str) -> int:
@@ -296,9 +325,12 @@ class CatalogStore:
         return int(servers), int(tools)
 
     def catalog_hash(self) -> str:
-        """A hash over every server's name, description, metadata and content hash."""
+        """A hash over what the index is built from: every server's name, description, metadata and
+        content hash, and every stored enrichment's hash."""
         rows = self._db.execute("SELECT name, description, metadata, content_hash FROM servers ORDER BY name")
-        return sha256_of([[r["name"], r["description"], r["metadata"], r["content_hash"]] for r in rows])
+        servers = [[r["name"], r["description"], r["metadata"], r["content_hash"]] for r in rows]
+        enriched = self._db.execute("SELECT tool_id, enrichment_hash FROM enrichments ORDER BY tool_id")
+        return sha256_of([servers, [[r["tool_id"], r["enrichment_hash"]] for r in enriched]])
 
     # -- vector cache ---------------------------------------------------------------------------
 
@@ -324,6 +356,68 @@ class CatalogStore:
                     for h, v in vectors.items()
                 ],
             )
+
+    # -- profiles, enrichments, discovery ------------------------------------------------------
+
+    def put_profiles(self, profiles: Sequence[ServerProfile]) -> None:
+        with self._transaction() as db:
+            db.executemany(
+                "INSERT OR REPLACE INTO profiles(server, profile_hash, data) VALUES (?, ?, ?)",
+                [(p.server_name, p.profile_hash, p.model_dump_json()) for p in profiles],
+            )
+
+    def get_profiles(self) -> dict[str, ServerProfile]:
+        rows = self._db.execute("SELECT data FROM profiles").fetchall()
+        profiles = (ServerProfile.model_validate_json(r["data"]) for r in rows)
+        return {p.server_name: p for p in profiles}
+
+    def get_profile(self, server: str) -> ServerProfile | None:
+        row = self._db.execute("SELECT data FROM profiles WHERE server=?", (server,)).fetchone()
+        return None if row is None else ServerProfile.model_validate_json(row["data"])
+
+    def put_enrichments(self, enrichments: Sequence[ToolEnrichment]) -> None:
+        """Store enrichments in one transaction; a tool that left the catalog meanwhile is skipped."""
+        with self._transaction() as db:
+            present = {r["id"] for r in db.execute("SELECT id FROM tools")}
+            db.executemany(
+                "INSERT OR REPLACE INTO enrichments(tool_id, enrichment_hash, data) VALUES (?, ?, ?)",
+                [(e.tool_id, e.enrichment_hash, e.model_dump_json()) for e in enrichments if e.tool_id in present],
+            )
+
+    def enrichment_hashes(self) -> dict[str, str]:
+        rows = self._db.execute("SELECT tool_id, enrichment_hash FROM enrichments").fetchall()
+        return {r["tool_id"]: r["enrichment_hash"] for r in rows}
+
+    def get_enrichments(self) -> dict[str, ToolEnrichment]:
+        rows = self._db.execute("SELECT data FROM enrichments").fetchall()
+        items = (ToolEnrichment.model_validate_json(r["data"]) for r in rows)
+        return {e.tool_id: e for e in items}
+
+    def get_enrichment(self, tool_id: str) -> ToolEnrichment | None:
+        row = self._db.execute("SELECT data FROM enrichments WHERE tool_id=?", (tool_id,)).fetchone()
+        return None if row is None else ToolEnrichment.model_validate_json(row["data"])
+
+    def clear_enrichments(self) -> int:
+        """Forget every profile and enrichment (the next sync makes them again)."""
+        with self._transaction() as db:
+            db.execute("DELETE FROM profiles")
+            return int(db.execute("DELETE FROM enrichments").rowcount)
+
+    def put_discovery(self, statuses: Sequence[DiscoveryStatus]) -> None:
+        with self._transaction() as db:
+            db.executemany(
+                "INSERT OR REPLACE INTO discovery(server, state, data) VALUES (?, ?, ?)",
+                [(s.server, s.state, s.model_dump_json()) for s in statuses],
+            )
+
+    def get_discovery(self) -> dict[str, DiscoveryStatus]:
+        rows = self._db.execute("SELECT data FROM discovery").fetchall()
+        items = (DiscoveryStatus.model_validate_json(r["data"]) for r in rows)
+        return {s.server: s for s in items}
+
+    def delete_discovery(self, names: Sequence[str]) -> None:
+        with self._transaction() as db:
+            db.executemany("DELETE FROM discovery WHERE server=?", [(n,) for n in names])
 
     def get_meta(self, key: str) -> str | None:
         row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
