@@ -47,6 +47,16 @@ ERROR_TABLE: tuple[tuple[type[e.ToolSelectorError], ErrorMapping], ...] = (
         e.LockedError,
         ErrorMapping(409, 13, "locked", "Another run is in progress; retry when it has finished."),
     ),
+    (
+        e.LLMError,
+        ErrorMapping(502, 15, "llm", "Retry later; the offline enricher is used meanwhile if configured."),
+    ),
+    (
+        e.UpstreamError,
+        ErrorMapping(
+            502, 16, "upstream", "Retry once; if it fails again, pick another server or tell the operator."
+        ),
+    ),
     (e.WorldError, ErrorMapping(503, 14, "unavailable", "Retry later; if it persists, tell the operator.")),
     (e.ToolSelectorError, ErrorMapping(500, 1, "error", "Tell the operator.")),
 )

@@ -11,7 +11,9 @@
         ├── BackendUnavailableError        the search backend cannot be reached
         ├── EmbedderError                  the embedding model could not be loaded or run
         ├── StoreError                     the catalog database could not be read or written
-        └── LockedError                    another process holds a lock we need
+        ├── LockedError                    another process holds a lock we need
+        ├── LLMError                       the Claude API failed or answered something unusable
+        └── UpstreamError                  a configured MCP server failed to start, answer or list tools
 
 Adapters (CLI, REST, MCP) translate these through one table in ``routes/errors.py``.
 """
@@ -76,3 +78,11 @@ class StoreError(WorldError):
 
 class LockedError(WorldError):
     """Another process holds a lock we need."""
+
+
+class LLMError(WorldError):
+    """The Claude API failed after its retries, or answered something that does not validate."""
+
+
+class UpstreamError(WorldError):
+    """A configured MCP server failed to start, initialize, list its tools or answer a call."""

@@ -179,8 +179,7 @@ def get_server_config(servers: ServersFile, name: str) -> ServerConfig:
 
         close = get_close_matches(name, list(servers.mcpServers), n=3, cutoff=0.5)
         raise NotFoundError(
-            f"No server named {name!r} is configured."
-            + (f" Closest: {', '.join(close)}." if close else ""),
+            f"No server named {name!r} is configured." + (f" Closest: {', '.join(close)}." if close else ""),
             hint="See `tool-selector servers list`.",
             name=name,
             closest=close,
@@ -213,7 +212,9 @@ def read_client_config(path: Path) -> ImportedServers:
             f"Cannot read {path}: {exc}.", hint="Give the path of a JSON client configuration."
         ) from exc
     if not isinstance(raw, dict):
-        raise CatalogFileError(f"{path} is not a JSON object.", hint="Give a file with an 'mcpServers' object.")
+        raise CatalogFileError(
+            f"{path} is not a JSON object.", hint="Give a file with an 'mcpServers' object."
+        )
     found: dict[str, Any] = {}
     if isinstance(raw.get("mcpServers"), dict):
         found.update(raw["mcpServers"])
@@ -241,11 +242,11 @@ def read_client_config(path: Path) -> ImportedServers:
             result.skipped[name] = "SSE servers are not supported; use the server's streamable HTTP url"
             continue
         known = set(ServerConfig.model_fields)
-        entry = {k: v for k, v in entry.items() if k in known}
+        fields = {k: v for k, v in entry.items() if k in known}
         if kind in ("streamableHttp", "streamable_http"):
-            entry["type"] = "streamable-http"
+            fields["type"] = "streamable-http"
         try:
-            config = ServerConfig.model_validate(entry)
+            config = ServerConfig.model_validate(fields)
         except ValidationError as exc:
             result.skipped[name] = _format_errors(exc)
             continue

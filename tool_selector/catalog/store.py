@@ -155,9 +155,7 @@ class CatalogStore:
                 "INSERT INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
             )
         elif int(row["value"]) < SCHEMA_VERSION:  # the new tables were created above
-            self._db.execute(
-                "UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),)
-            )
+            self._db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
         elif int(row["value"]) > SCHEMA_VERSION:
             raise StoreError(
                 f"The catalog database {self.path} has schema version {row['value']}, newer than this "
@@ -381,7 +379,11 @@ class CatalogStore:
             present = {r["id"] for r in db.execute("SELECT id FROM tools")}
             db.executemany(
                 "INSERT OR REPLACE INTO enrichments(tool_id, enrichment_hash, data) VALUES (?, ?, ?)",
-                [(e.tool_id, e.enrichment_hash, e.model_dump_json()) for e in enrichments if e.tool_id in present],
+                [
+                    (e.tool_id, e.enrichment_hash, e.model_dump_json())
+                    for e in enrichments
+                    if e.tool_id in present
+                ],
             )
 
     def enrichment_hashes(self) -> dict[str, str]:

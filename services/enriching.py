@@ -1,0 +1,218 @@
+"""Use case: stages 1-2 over the catalog store (profile every server, enrich every tool), incrementally.
+
+Only servers whose profile hash changed (or whose profile is too old, or made by another profiler)
+are profiled again, and only tools whose enrichment hash changed are enriched again. Results are
+written server by server, each in one transaction, so a run killed half-way keeps what it finished
+and the next run does the rest.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from pydantic import BaseModel, Field
+
+from semantic_enrichment.base import Enricher, Profiler
+from semantic_enrichment.cache import EnrichmentCache
+from semantic_enrichment.enrichment import EnrichOutcome, enrich_server_tools, enrichment_hash_of
+from semantic_enrichment.profiling import ProfileOutcome, compute_profile_hash, needs_profile, profile_server
+from services.container import Container
+from tool_selector.errors import ConfigurationError
+from tool_selector.models import ServerProfile, ServerRecord, ToolRecord
+from tool_selector.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class Enrichers:
+    """The profiler and enricher a run uses, their offline fallbacks, and the LLM call counter."""
+
+    profiler: Profiler
+    enricher: Enricher
+    fallback_profiler: Profiler | None = None
+    fallback_enricher: Enricher | None = None
+    llm_calls: Callable[[], int] = field(default=lambda: 0)
+
+    @property
+    def kind(self) -> str:
+        return self.enricher.kind
+
+
+def make_enrichers(settings: Settings, *, choice: str | None = None) -> Enrichers | None:
+    """The enrichers the settings ask for; None when enrichment is switched off (``none``)."""
+    from semantic_enrichment.offline import OfflineEnricher, OfflineProfiler
+
+    wanted = choice or settings.enricher
+    if wanted == "none":
+        return None
+    if wanted == "auto":
+        wanted = "claude" if settings.anthropic_api_key is not None else "offline"
+    if wanted == "offline":
+        return Enrichers(OfflineProfiler(), OfflineEnricher())
+    if wanted != "claude":
+        raise ConfigurationError(
+            f"Unknown enricher {wanted!r}.", hint="Use auto, offline, claude or none (TOOL_SELECTOR_ENRICHER)."
+        )
+    if settings.anthropic_api_key is None:
+        raise ConfigurationError(
+            "The Claude enricher needs an API key.",
+            hint="Set ANTHROPIC_API_KEY (or TOOL_SELECTOR_ANTHROPIC_API_KEY), or TOOL_SELECTOR_ENRICHER=offline.",
+        )
+    from semantic_enrichment.claude import ClaudeEnricher, ClaudeProfiler
+    from semantic_enrichment.claude_client import ClaudeClient
+
+    client = ClaudeClient(
+        api_key=settings.anthropic_api_key.get_secret_value(),
+        base_url=settings.anthropic_base_url,
+        model=settings.claude_model,
+        timeout_s=settings.claude_timeout_s,
+        max_attempts=settings.claude_max_attempts,
+    )
+    return Enrichers(
+        ClaudeProfiler(client),
+        ClaudeEnricher(client),
+        fallback_profiler=OfflineProfiler(),
+        fallback_enricher=OfflineEnricher(),
+        llm_calls=lambda: client.calls,
+    )
+
+
+class EnrichSummary(BaseModel):
+    enricher: str = "none"
+    servers_profiled: int = 0
+    profiles_unchanged: int = 0
+    tools_enriched: int = 0
+    tools_unchanged: int = 0
+    llm_calls: int = 0
+    cache_hits: int = 0
+    fallbacks: int = 0
+    errors: list[str] = Field(default_factory=list)
+    seconds: float = 0.0
+
+
+@dataclass
+class _Work:
+    server: ServerRecord
+    tools: list[ToolRecord]
+    stored: ServerProfile | None
+    enrichment_hashes: dict[str, str]
+    changed: list[ToolRecord] = field(default_factory=list)
+
+
+def _plan(container: Container, enrichers: Enrichers, now: datetime, max_age: timedelta) -> list[_Work]:
+    store = container.store
+    by_server: dict[str, list[ToolRecord]] = defaultdict(list)
+    for tool in store.list_tools():
+        by_server[tool.server].append(tool)
+    profiles = store.get_profiles()
+    hashes = store.enrichment_hashes()
+    plan: list[_Work] = []
+    for server in store.list_servers():
+        tools = by_server.get(server.name, [])
+        work = _Work(server, tools, profiles.get(server.name), {t.id: hashes.get(t.id, "") for t in tools})
+        profile_hash = compute_profile_hash(server, tools)
+        if needs_profile(work.stored, profile_hash, enrichers.profiler, now=now, max_age=max_age):
+            work.stored = None
+        else:
+            work.changed = [
+                t for t in tools if hashes.get(t.id) != enrichment_hash_of(t, profile_hash, enrichers.enricher)
+            ]
+            if not work.changed:
+                continue
+        plan.append(work)
+    return plan
+
+
+def _run_one(
+    work: _Work, enrichers: Enrichers, cache: EnrichmentCache, now: datetime, max_age: timedelta
+) -> tuple[ProfileOutcome | None, EnrichOutcome]:
+    profiled: ProfileOutcome | None = None
+    profile = work.stored
+    if profile is None:
+        profiled = profile_server(
+            work.server,
+            work.tools,
+            enrichers.profiler,
+            cache,
+            now=now,
+            max_age=max_age,
+            fallback=enrichers.fallback_profiler,
+        )
+        profile = profiled.profile
+        work.changed = [
+            t
+            for t in work.tools
+            if work.enrichment_hashes[t.id] != enrichment_hash_of(t, profile.profile_hash, enrichers.enricher)
+        ]
+    enriched = enrich_server_tools(
+        work.server, profile, work.changed, enrichers.enricher, cache, now=now, fallback=enrichers.fallback_enricher
+    )
+    return profiled, enriched
+
+
+def enrich_catalog(
+    container: Container,
+    enrichers: Enrichers | None,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    concurrency: int = 1,
+) -> EnrichSummary:
+    """Profile and enrich what changed in the catalog; ``None`` removes all enrichment instead."""
+    started = time.perf_counter()
+    store = container.store
+    if enrichers is None:
+        removed = store.clear_enrichments()
+        logger.info("enrichment off: removed %d enrichments", removed)
+        return EnrichSummary(seconds=round(time.perf_counter() - started, 3))
+    summary = EnrichSummary(enricher=enrichers.kind)
+    now = datetime.now(UTC)
+    max_age = timedelta(days=container.settings.profile_max_age_days)
+    plan = _plan(container, enrichers, now, max_age)
+    _, total_tools = store.counts()
+    calls_before = enrichers.llm_calls()
+    with EnrichmentCache(container.settings.enrichment_cache_dir) as cache:
+        done = 0
+
+        def run(work: _Work) -> tuple[ProfileOutcome | None, EnrichOutcome]:
+            return _run_one(work, enrichers, cache, now, max_age)
+
+        with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+            for work, (profiled, enriched) in zip(plan, pool.map(run, plan), strict=True):
+                _save(container, work, profiled, enriched, summary)
+                done += 1
+                if progress is not None:
+                    progress(done, len(plan))
+    summary.tools_unchanged = total_tools - summary.tools_enriched - summary.fallbacks
+    summary.profiles_unchanged = len(store.list_servers()) - summary.servers_profiled
+    summary.llm_calls = enrichers.llm_calls() - calls_before
+    summary.seconds = round(time.perf_counter() - started, 3)
+    logger.info("enriched: %s", summary.model_dump())
+    return summary
+
+
+def _save(
+    container: Container,
+    work: _Work,
+    profiled: ProfileOutcome | None,
+    enriched: EnrichOutcome,
+    summary: EnrichSummary,
+) -> None:
+    if profiled is not None:
+        container.store.put_profiles([profiled.profile])
+        summary.servers_profiled += 1
+        summary.cache_hits += int(profiled.cache_hit)
+        if profiled.fell_back:
+            summary.errors.append(f"{work.server.name}: profile fell back to offline: {profiled.error}")
+    container.store.put_enrichments(enriched.enrichments)
+    summary.tools_enriched += len(enriched.enrichments) - enriched.fallbacks
+    summary.fallbacks += enriched.fallbacks
+    summary.cache_hits += enriched.cache_hits
+    summary.errors.extend(enriched.errors)
+

@@ -1,0 +1,50 @@
+"""A stdio MCP server (low-level ``mcp.server`` API) that lists its tools two per page.
+
+``python paged_server.py N`` serves the tools ``tool_0`` .. ``tool_{N-1}``; each page but the last
+carries a ``nextCursor``. ``--repeat-cursor`` makes every page return the same cursor, like a buggy
+server that would loop a naive client forever.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import anyio
+import mcp_types as types
+from mcp.server import Server, ServerRequestContext
+from mcp.server.stdio import stdio_server
+
+PAGE = 2
+
+
+def main() -> None:
+    count = int(sys.argv[1])
+    repeat = "--repeat-cursor" in sys.argv
+    tools = [
+        types.Tool(
+            name=f"tool_{i}",
+            description=f"Tool number {i}.",
+            input_schema={"type": "object", "properties": {"n": {"type": "integer"}}},
+        )
+        for i in range(count)
+    ]
+
+    async def list_tools(
+        ctx: ServerRequestContext, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        start = int(params.cursor) if params is not None and params.cursor else 0
+        end = start + PAGE
+        next_cursor = None if end >= count else ("2" if repeat else str(end))
+        return types.ListToolsResult(tools=tools[start:end], next_cursor=next_cursor)
+
+    server: Server = Server("paged", version="1.0.0", on_list_tools=list_tools)
+
+    async def run() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    anyio.run(run)
+
+
+if __name__ == "__main__":
+    main()
