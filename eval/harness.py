@@ -72,10 +72,11 @@ def run_eval(
     report_path: Path | None = None,
     embedder: Embedder | None = None,
     progress: Callable[[int, int], None] | None = None,
+    enricher: str | None = None,
 ) -> tuple[EvalReport, list[Query]]:
     paths = check_dataset_dir(dataset_dir)
     queries = load_queries(paths.queries)  # validated before anything is built
-    container, built = open_workspace(settings, paths, embedder=embedder)
+    container, built = open_workspace(settings, paths, embedder=embedder, enricher=enricher)
     with container:
         service = ResolveService(container)
         predictions = predict(service, query_texts(queries), progress=progress)
@@ -91,6 +92,7 @@ def run_eval(
                         "dataset": str(paths.queries.parent),
                         "backend": settings.backend,
                         "embedding": f"{container.embedder.model_id} ({settings.embedding_engine})",
+                        "enricher": enricher or settings.enricher,
                         "alpha": settings.alpha,
                         "field_boosts": settings.field_boosts,
                         "thresholds": settings.thresholds.model_dump(),

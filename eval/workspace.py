@@ -12,6 +12,7 @@ from pathlib import Path
 from eval.dataset import DatasetPaths
 from services.catalog import import_catalog_dir
 from services.container import Container
+from services.enriching import enrich_catalog, make_enrichers
 from services.indexing import build_index
 from tool_selector.confidence import Calibration
 from tool_selector.embedding import Embedder
@@ -28,10 +29,19 @@ def catalog_files_hash(paths: DatasetPaths) -> str:
     return digest.hexdigest()
 
 
-def workspace_dir(settings: Settings, paths: DatasetPaths, embedder_id: str) -> Path:
+def enricher_kind(settings: Settings, choice: str | None) -> str:
+    wanted = choice or settings.enricher
+    if wanted == "auto":
+        return "claude" if settings.anthropic_api_key is not None else "offline"
+    return wanted
+
+
+def workspace_dir(settings: Settings, paths: DatasetPaths, embedder_id: str, enricher: str = "none") -> Path:
+    """One workspace per catalog, embedder and enricher, so runs with different enrichers never
+    rewrite each other's index."""
     name = re.sub(r"[^A-Za-z0-9_.-]+", "_", paths.servers.parent.resolve().name) or "dataset"
     key = hashlib.sha256(f"{catalog_files_hash(paths)}:{embedder_id}".encode()).hexdigest()[:12]
-    return settings.cache_dir / "eval" / f"{name}-{key}"
+    return settings.cache_dir / "eval" / f"{name}-{key}-{enricher}"
 
 
 def open_workspace(
@@ -40,14 +50,17 @@ def open_workspace(
     *,
     embedder: Embedder | None = None,
     calibration: Calibration | None = None,
+    enricher: str | None = None,
 ) -> tuple[Container, bool]:
     """A container over the dataset's own catalog and index; builds them when missing or stale.
 
-    Only the catalog files go in: the queries never reach the store or the index.
-    Returns the container and whether the index was (re)built.
+    Only the catalog files go in: the queries never reach the store, the enricher or the index.
+    The catalog is enriched as the sync would (``enricher`` overrides ``settings.enricher``; ``none``
+    leaves it unenriched), incrementally. Returns the container and whether the index was (re)built.
     """
     model_id = embedder.model_id if embedder is not None else settings.embedding_model
-    work = workspace_dir(settings, paths, model_id)
+    kind = enricher_kind(settings, enricher)
+    work = workspace_dir(settings, paths, model_id, kind)
     container = Container(
         settings,
         embedder=embedder,
@@ -57,15 +70,13 @@ def open_workspace(
     )
     store = container.store
     built = False
-    stale = (
-        store.get_meta("source_hash") != catalog_files_hash(paths)
-        or store.get_meta("index_catalog_hash") != store.catalog_hash()
-        or container.backend.count() == 0
-    )
-    if stale:
-        logger.info("building eval workspace %s", work)
+    if store.get_meta("source_hash") != catalog_files_hash(paths):
+        logger.info("importing the catalog into eval workspace %s", work)
         import_catalog_dir(container, paths.servers.parent, prune=True)
-        build_index(container)
         store.set_meta("source_hash", catalog_files_hash(paths))
+    enrich_catalog(container, make_enrichers(settings, choice=kind))
+    if store.get_meta("index_catalog_hash") != store.catalog_hash() or container.backend.count() == 0:
+        logger.info("indexing eval workspace %s", work)
+        build_index(container)
         built = True
     return container, built

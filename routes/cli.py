@@ -127,14 +127,19 @@ def eval_command(
     dataset: Annotated[Path, typer.Argument(help="A folder with servers.json, tools.json, queries.jsonl")],
     predictions: Annotated[Path, typer.Option(help="Where to write one JSON line per query")],
     report: Annotated[Path | None, typer.Option(help="Also write a Markdown report here")] = None,
+    enricher: Annotated[
+        str | None, typer.Option(help="auto, offline, claude or none (default: the configured enricher)")
+    ] = None,
 ) -> None:
-    """Resolve every query of a benchmark folder and print recall, MRR, tiers and latency."""
+    """Resolve every query of a benchmark folder and print recall, MRR, tiers and latency.
+
+    The dataset's catalog is enriched as the nightly sync would; its queries never are."""
     from eval.harness import run_eval
     from eval.report import format_console
 
     with _errors():
         result, _ = run_eval(
-            _settings(), dataset, predictions, report_path=report, progress=_progress("queries")
+            _settings(), dataset, predictions, report_path=report, progress=_progress("queries"), enricher=enricher
         )
         typer.echo(format_console(result))
 
