@@ -74,7 +74,12 @@ def open_workspace(
         logger.info("importing the catalog into eval workspace %s", work)
         import_catalog_dir(container, paths.servers.parent, prune=True)
         store.set_meta("source_hash", catalog_files_hash(paths))
-    enrich_catalog(container, make_enrichers(settings, choice=kind))
+    enrichers = make_enrichers(settings, choice=kind)
+    try:
+        enrich_catalog(container, enrichers)
+    finally:
+        if enrichers is not None:
+            enrichers.close()
     if store.get_meta("index_catalog_hash") != store.catalog_hash() or container.backend.count() == 0:
         logger.info("indexing eval workspace %s", work)
         build_index(container)

@@ -13,7 +13,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from routes.errors import mapping_for
-from tool_selector.errors import ToolSelectorError
+from tool_selector.errors import InvalidInputError, ToolSelectorError
 from tool_selector.logging_setup import configure_logging
 from tool_selector.settings import Settings, load_settings
 
@@ -23,9 +23,14 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help="Find the rig
 catalog_app = typer.Typer(no_args_is_help=True, help="The catalog of servers and tools.")
 index_app = typer.Typer(no_args_is_help=True, help="The search index.")
 app.add_typer(catalog_app, name="catalog")
+servers_app = typer.Typer(
+    no_args_is_help=True, help="The MCP servers tool-selector discovers (mcpServers format)."
+)
 app.add_typer(index_app, name="index")
+app.add_typer(servers_app, name="servers")
 
 T = TypeVar("T")
+SYNC_PARTIAL_EXIT = 20
 
 
 def _settings() -> Settings:
@@ -139,7 +144,12 @@ def eval_command(
 
     with _errors():
         result, _ = run_eval(
-            _settings(), dataset, predictions, report_path=report, progress=_progress("queries"), enricher=enricher
+            _settings(),
+            dataset,
+            predictions,
+            report_path=report,
+            progress=_progress("queries"),
+            enricher=enricher,
         )
         typer.echo(format_console(result))
 
@@ -190,6 +200,161 @@ def bench(
 
     with _errors():
         _echo_json(run_bench(_settings(), dataset, queries=queries, build=build))
+
+
+@app.command("bench-sync")
+def bench_sync_command(
+    servers: Annotated[Path | None, typer.Option(help="A server configuration to discover live")] = None,
+    catalog: Annotated[Path | None, typer.Option(help="Or a catalog folder imported from file")] = None,
+    enricher: Annotated[str, typer.Option(help="offline, claude or none")] = "offline",
+) -> None:
+    """Print the time of a first and a no-change `tool-selector sync` in a fresh data folder."""
+    from eval.bench_sync import bench_sync
+
+    with _errors():
+        if (servers is None) == (catalog is None):
+            raise InvalidInputError(
+                "Give --servers FILE or --catalog DIR.",
+                hint="For example --servers examples/demo-servers.json.",
+            )
+        _echo_json(bench_sync(_settings(), servers_file=servers, catalog=catalog, enricher=enricher))
+
+
+def _pairs(values: list[str], what: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for value in values:
+        key, sep, val = value.partition("=")
+        if not sep or not key:
+            raise InvalidInputError(f"{what} {value!r} is not KEY=VALUE.", hint=f"Write {what} as KEY=VALUE.")
+        out[key] = val
+    return out
+
+
+@servers_app.command("add")
+def servers_add(
+    name: Annotated[str, typer.Argument(help="The server's name (how agents and the catalog call it)")],
+    command: Annotated[
+        list[str] | None, typer.Argument(help="A stdio server's command and arguments")
+    ] = None,
+    url: Annotated[
+        str | None, typer.Option(help="A streamable HTTP server's url (instead of a command)")
+    ] = None,
+    env: Annotated[
+        list[str] | None, typer.Option(help="KEY=VALUE for the server's environment; ${VAR} ok")
+    ] = None,
+    header: Annotated[list[str] | None, typer.Option(help="KEY=VALUE HTTP header; ${VAR} ok")] = None,
+    steering: Annotated[
+        str, typer.Option(help="Guidance shown to the agent when it activates the server")
+    ] = "",
+    keyword: Annotated[list[str] | None, typer.Option(help="An extra search keyword (repeatable)")] = None,
+    timeout: Annotated[float | None, typer.Option(help="Discovery timeout for this server, seconds")] = None,
+    disabled: Annotated[bool, typer.Option(help="Add it switched off")] = False,
+    replace: Annotated[bool, typer.Option(help="Overwrite an entry of the same name")] = False,
+) -> None:
+    """Add a server to the configuration: `servers add NAME -- CMD ARGS...` or `servers add NAME --url URL`.
+
+    It is discovered, profiled and indexed at the next `tool-selector sync`."""
+    from pydantic import ValidationError
+
+    from services.container import Container
+    from services.servers import add_server
+    from tool_selector.servers_config import ServerConfig
+
+    with _errors(), Container(_settings()) as container:
+        cmd = list(command or [])
+        try:
+            config = ServerConfig(
+                command=cmd[0] if cmd else None,
+                args=cmd[1:],
+                url=url,
+                env=_pairs(env or [], "--env"),
+                headers=_pairs(header or [], "--header"),
+                steering=steering,
+                keywords=list(keyword or []),
+                timeout_s=timeout,
+                enabled=not disabled,
+            )
+        except ValidationError as exc:
+            raise InvalidInputError(
+                "Invalid server: " + "; ".join(str(e["msg"]) for e in exc.errors()),
+                hint="Give a command after the name (after --) or --url.",
+            ) from exc
+        add_server(container, name, config, replace=replace)
+        _echo_json(
+            {"added": name, "file": str(container.settings.servers_path), "next": "tool-selector sync"}
+        )
+
+
+@servers_app.command("list")
+def servers_list() -> None:
+    """List configured servers with their tool counts and the state of their last discovery."""
+    from services.container import Container
+    from services.servers import list_servers
+
+    with _errors(), Container(_settings()) as container:
+        _echo_json([row.model_dump() for row in list_servers(container)])
+
+
+@servers_app.command("remove")
+def servers_remove(name: Annotated[str, typer.Argument(help="The configured server's name")]) -> None:
+    """Remove a server from the configuration, and its tools from the catalog and the index."""
+    from services.container import Container
+    from services.servers import remove_server
+
+    with _errors(), Container(_settings()) as container:
+        _echo_json(remove_server(container, name).model_dump())
+
+
+@servers_app.command("import")
+def servers_import(
+    file: Annotated[
+        Path, typer.Argument(help="claude_desktop_config.json, ~/.claude.json, .mcp.json or mcp.json")
+    ],
+    replace: Annotated[
+        bool, typer.Option(help="Overwrite servers already configured under the same name")
+    ] = False,
+) -> None:
+    """Import the servers of a Claude Desktop, Claude Code or Cursor configuration."""
+    from services.container import Container
+    from services.servers import import_servers
+
+    with _errors(), Container(_settings()) as container:
+        _echo_json(import_servers(container, file, replace=replace).model_dump())
+
+
+def _phase_progress() -> Callable[[str, int, int], None] | None:
+    if not sys.stderr.isatty():
+        return None
+
+    def show(phase: str, done: int, total: int) -> None:
+        width = 30
+        filled = int(width * done / total) if total else width
+        sys.stderr.write(f"\r{phase:>8} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+        if done >= total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+    return show
+
+
+@app.command()
+def sync(
+    enricher: Annotated[
+        str | None, typer.Option(help="auto, offline, claude or none (default: TOOL_SELECTOR_ENRICHER)")
+    ] = None,
+) -> None:
+    """Discover the configured servers, then profile, enrich and index what changed.
+
+    Prints a JSON summary. Exit 0 when everything worked, 20 when some server or enrichment failed
+    (the rest was synced; see "failed"), 13 when another sync is running."""
+    from services.container import Container
+    from services.sync import run_sync
+
+    with _errors(), Container(_settings()) as container:
+        summary = run_sync(container, progress=_phase_progress(), enricher=enricher)
+        _echo_json(summary.model_dump())
+        if not summary.ok:
+            raise typer.Exit(SYNC_PARTIAL_EXIT)
 
 
 def main() -> None:

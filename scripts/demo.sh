@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
-# The main job on the embedded default: import a catalog, build the index, resolve a few queries.
+# The main job on the embedded default, offline: discover the 7 real MCP servers of
+# examples/demo-servers.json, import a catalog from file next to them, then sync (profile -> enrich
+# -> index, offline enricher unless an Anthropic key is set) and resolve a few queries.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export TOOL_SELECTOR_DATA_DIR="${TOOL_SELECTOR_DATA_DIR:-$PWD/data/demo}"
+export TOOL_SELECTOR_SERVERS_FILE="${TOOL_SELECTOR_SERVERS_FILE:-$PWD/examples/demo-servers.json}"
+export TOOL_SELECTOR_DEMO_ROOT="${TOOL_SELECTOR_DEMO_ROOT:-$PWD}"
 ts=.venv/bin/tool-selector
 catalog="${1:-examples/demo-catalog}"
 echo "== import $catalog into $TOOL_SELECTOR_DATA_DIR" >&2
-"$ts" catalog import "$catalog" --prune
-echo "== build the index" >&2
-"$ts" index build
-for query in "list the open issues of my GitHub project" \
-             "send a message to the #general channel on discord" \
+"$ts" catalog import "$catalog" >/dev/null
+echo "== sync: discover $TOOL_SELECTOR_SERVERS_FILE, profile, enrich, index" >&2
+"$ts" sync
+for query in "what time is it in Tokyo" \
+             "show the diff of my uncommitted git changes" \
+             "list the open issues of my GitHub project" \
              "how do I get red wine out of a carpet"; do
   echo "== resolve: $query" >&2
   "$ts" resolve "$query"

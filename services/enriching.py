@@ -29,6 +29,8 @@ from tool_selector.settings import Settings
 
 logger = logging.getLogger(__name__)
 
+DEFAULT_ANTHROPIC_URL = "https://api.anthropic.com"  # passed explicitly: the SDK never reads the environment
+
 
 @dataclass
 class Enrichers:
@@ -39,6 +41,7 @@ class Enrichers:
     fallback_profiler: Profiler | None = None
     fallback_enricher: Enricher | None = None
     llm_calls: Callable[[], int] = field(default=lambda: 0)
+    close: Callable[[], None] = field(default=lambda: None)
 
     @property
     def kind(self) -> str:
@@ -58,19 +61,21 @@ def make_enrichers(settings: Settings, *, choice: str | None = None) -> Enricher
         return Enrichers(OfflineProfiler(), OfflineEnricher())
     if wanted != "claude":
         raise ConfigurationError(
-            f"Unknown enricher {wanted!r}.", hint="Use auto, offline, claude or none (TOOL_SELECTOR_ENRICHER)."
+            f"Unknown enricher {wanted!r}.",
+            hint="Use auto, offline, claude or none (TOOL_SELECTOR_ENRICHER).",
         )
     if settings.anthropic_api_key is None:
         raise ConfigurationError(
             "The Claude enricher needs an API key.",
-            hint="Set ANTHROPIC_API_KEY (or TOOL_SELECTOR_ANTHROPIC_API_KEY), or TOOL_SELECTOR_ENRICHER=offline.",
+            hint="Set ANTHROPIC_API_KEY (or TOOL_SELECTOR_ANTHROPIC_API_KEY), "
+            "or TOOL_SELECTOR_ENRICHER=offline.",
         )
     from semantic_enrichment.claude import ClaudeEnricher, ClaudeProfiler
     from semantic_enrichment.claude_client import ClaudeClient
 
     client = ClaudeClient(
         api_key=settings.anthropic_api_key.get_secret_value(),
-        base_url=settings.anthropic_base_url,
+        base_url=settings.anthropic_base_url or DEFAULT_ANTHROPIC_URL,
         model=settings.claude_model,
         timeout_s=settings.claude_timeout_s,
         max_attempts=settings.claude_max_attempts,
@@ -81,6 +86,7 @@ def make_enrichers(settings: Settings, *, choice: str | None = None) -> Enricher
         fallback_profiler=OfflineProfiler(),
         fallback_enricher=OfflineEnricher(),
         llm_calls=lambda: client.calls,
+        close=client.close,
     )
 
 
@@ -122,7 +128,9 @@ def _plan(container: Container, enrichers: Enrichers, now: datetime, max_age: ti
             work.stored = None
         else:
             work.changed = [
-                t for t in tools if hashes.get(t.id) != enrichment_hash_of(t, profile_hash, enrichers.enricher)
+                t
+                for t in tools
+                if hashes.get(t.id) != enrichment_hash_of(t, profile_hash, enrichers.enricher)
             ]
             if not work.changed:
                 continue
@@ -152,7 +160,13 @@ def _run_one(
             if work.enrichment_hashes[t.id] != enrichment_hash_of(t, profile.profile_hash, enrichers.enricher)
         ]
     enriched = enrich_server_tools(
-        work.server, profile, work.changed, enrichers.enricher, cache, now=now, fallback=enrichers.fallback_enricher
+        work.server,
+        profile,
+        work.changed,
+        enrichers.enricher,
+        cache,
+        now=now,
+        fallback=enrichers.fallback_enricher,
     )
     return profiled, enriched
 
@@ -215,4 +229,3 @@ def _save(
     summary.fallbacks += enriched.fallbacks
     summary.cache_hits += enriched.cache_hits
     summary.errors.extend(enriched.errors)
-

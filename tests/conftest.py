@@ -75,6 +75,15 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, sessi
 
 
 @pytest.fixture(autouse=True)
+def _no_real_llm_calls(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Real LLM calls are blocked in every test: the Anthropic SDK may reach loopback only (the replay
+    server of tests/claude_replay.py), and the ANTHROPIC_* variables are cleared."""
+    from claude_replay import forbid_real_network
+
+    forbid_real_network(monkeypatch)
+
+
+@pytest.fixture(autouse=True)
 def _restore_root_logging() -> Iterator[None]:
     """CLI commands configure logging to the sys.stderr of the moment, which CliRunner closes after
     the call; put the root logger back so later records do not go to a closed stream."""

@@ -98,7 +98,11 @@ class Settings(BaseSettings):
     anthropic_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("TOOL_SELECTOR_ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY")
     )
-    anthropic_base_url: str | None = Field(default=None, description="None = the SDK's default endpoint")
+    anthropic_base_url: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("TOOL_SELECTOR_ANTHROPIC_BASE_URL", "ANTHROPIC_BASE_URL"),
+        description="None = https://api.anthropic.com",
+    )
     claude_model: str = "claude-haiku-4-5"
     claude_timeout_s: float = Field(default=60.0, gt=0, le=600)
     claude_max_attempts: int = Field(default=4, ge=1, le=10, description="tries on 429, 5xx and timeouts")

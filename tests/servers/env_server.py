@@ -1,5 +1,6 @@
-"""A stdio MCP server whose one tool, ``show_env``, is described by the value of an environment
-variable: ``python env_server.py VAR``. Tests use it to see what reached the child's environment."""
+"""A stdio MCP server that shows its own environment: ``python env_server.py VAR [VAR ...]`` serves
+one tool ``show_<VAR>`` per name, described by that variable's value (or ``<VAR is not set>``).
+Tests use it to see exactly what reached the child's environment."""
 
 from __future__ import annotations
 
@@ -13,20 +14,22 @@ from mcp.server.stdio import stdio_server
 
 
 def main() -> None:
-    var = sys.argv[1]
-    tool = types.Tool(
-        name="show_env",
-        description=os.environ.get(var, f"<{var} is not set>"),
-        input_schema={"type": "object"},
-    )
+    tools = [
+        types.Tool(
+            name=f"show_{var}",
+            description=os.environ.get(var, f"<{var} is not set>"),
+            input_schema={"type": "object"},
+        )
+        for var in sys.argv[1:]
+    ]
 
     async def list_tools(
         ctx: ServerRequestContext, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[tool])
+        return types.ListToolsResult(tools=tools)
 
     server: Server = Server(
-        "env", version="0.1.0", instructions="Shows one environment variable.", on_list_tools=list_tools
+        "env", version="0.1.0", instructions="Shows environment variables.", on_list_tools=list_tools
     )
 
     async def run() -> None:

@@ -2,7 +2,8 @@
 
 ``python paged_server.py N`` serves the tools ``tool_0`` .. ``tool_{N-1}``; each page but the last
 carries a ``nextCursor``. ``--repeat-cursor`` makes every page return the same cursor, like a buggy
-server that would loop a naive client forever.
+server that would loop a naive client forever. ``--long-name`` adds, first, a tool whose name is
+longer than the catalog accepts; ``--duplicate`` adds, last, a second ``tool_0``.
 """
 
 from __future__ import annotations
@@ -28,6 +29,14 @@ def main() -> None:
         )
         for i in range(count)
     ]
+    if "--long-name" in sys.argv:
+        tools.insert(
+            0, types.Tool(name="x" * 301, description="Too long a name.", input_schema={"type": "object"})
+        )
+        count += 1
+    if "--duplicate" in sys.argv:
+        tools.append(types.Tool(name="tool_0", description="The impostor.", input_schema={"type": "object"}))
+        count += 1
 
     async def list_tools(
         ctx: ServerRequestContext, params: types.PaginatedRequestParams | None

@@ -1,0 +1,186 @@
+"""Use case: ask each configured MCP server who it is and which tools it has.
+
+``discover_one`` never raises for a server's failure (crash, hang, bad command, non-MCP output,
+HTTP error, missing ``${VAR}``): it returns a ``DiscoveredServer`` with ``ok=False``, the phase it
+reached and a sentence saying what happened and what to do. ``discover_servers`` runs many at once,
+each under its own deadline, so one slow or broken server costs only its own time.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import anyio
+from mcp import types
+from pydantic import BaseModel, Field, ValidationError
+
+from services.upstream import (
+    Phase,
+    UpstreamSession,
+    list_all_tools,
+    open_session,
+    stderr_tail,
+    upstream_error,
+)
+from tool_selector.errors import ToolSelectorError, UpstreamError
+from tool_selector.models import ServerSpec, ToolSpec
+from tool_selector.servers_config import ServerConfig
+
+logger = logging.getLogger(__name__)
+
+DiscoveryPhase = Literal["start", "initialize", "list_tools", "done"]
+DESCRIPTION_CHARS = 500
+
+
+class DiscoveredServer(BaseModel):
+    """What discovery found out about one configured server."""
+
+    name: str
+    ok: bool
+    server: ServerSpec | None = None
+    tools: list[ToolSpec] = Field(default_factory=list)
+    error: str = Field(default="", description="what went wrong and what to do, when not ok")
+    warnings: list[str] = Field(default_factory=list, description="oddities that did not stop discovery")
+    seconds: float = Field(description="wall time from start to the session's close")
+    phase: DiscoveryPhase = Field(description="the last phase reached; 'done' when ok")
+
+
+def tool_spec(server: str, tool: types.Tool) -> ToolSpec:
+    """The catalog's view of an MCP tool."""
+    hints = tool.annotations
+    return ToolSpec(
+        server=server,
+        name=tool.name,
+        description=tool.description or tool.title or "",
+        input_schema=dict(tool.input_schema),
+        annotations=hints.model_dump(mode="json", by_alias=True, exclude_none=True) if hints else {},
+    )
+
+
+def server_spec(name: str, config: ServerConfig, init: types.InitializeResult) -> ServerSpec:
+    """The catalog's view of a server: the description it gives itself (``serverInfo.description``,
+    else the start of its ``instructions``, else its title) and the operator's options."""
+    info = init.server_info
+    description = info.description or (init.instructions or "")[:DESCRIPTION_CHARS] or info.title or ""
+    metadata: dict[str, Any] = {
+        "transport": config.transport,
+        "server_info": {"name": info.name, "version": info.version},
+    }
+    if config.steering:
+        metadata["steering"] = config.steering
+    if config.keywords:
+        metadata["keywords"] = list(config.keywords)
+    return ServerSpec(name=name, description=description.strip(), metadata=metadata)
+
+
+@dataclass
+class _Progress:
+    phase: Phase = "start"
+    found: DiscoveredServer | None = None
+
+    def enter(self, phase: Phase) -> None:
+        self.phase = phase
+
+
+async def _list(name: str, config: ServerConfig, upstream: UpstreamSession, progress: _Progress) -> None:
+    progress.enter("list_tools")
+    listing = await list_all_tools(upstream.session)
+    tools: list[ToolSpec] = []
+    warnings = list(listing.notes)
+    for tool in listing.tools:
+        try:
+            tools.append(tool_spec(name, tool))
+        except ValidationError as exc:
+            warnings.append(f"the tool {tool.name[:80]!r} was skipped: {exc.errors()[0]['msg']}")
+    progress.found = DiscoveredServer(
+        name=name,
+        ok=True,
+        server=server_spec(name, config, upstream.init_result),
+        tools=tools,
+        warnings=warnings,
+        seconds=0.0,
+        phase="done",
+    )
+    progress.enter("done")
+
+
+async def discover_one(
+    name: str, config: ServerConfig, *, timeout_s: float, environ: Mapping[str, str]
+) -> DiscoveredServer:
+    """Start, initialize and list one server under one deadline (``config.timeout_s`` wins)."""
+    deadline = config.timeout_s or timeout_s
+    progress = _Progress()
+    started = time.perf_counter()
+    error = ""
+    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
+        try:
+            with anyio.move_on_after(deadline) as scope:
+                async with open_session(
+                    name, config, environ=environ, errlog=errlog, on_phase=progress.enter
+                ) as upstream:
+                    await _list(name, config, upstream, progress)
+            if scope.cancelled_caught and progress.found is None:
+                tail = stderr_tail(errlog)
+                error = str(upstream_error(name, config, progress.phase, timeout_s=deadline, stderr=tail))
+        except UpstreamError as exc:
+            error, progress.phase = str(exc), exc.details.get("phase", progress.phase)
+        except ToolSelectorError as exc:  # a ${VAR} the environment lacks
+            error = str(exc)
+        except Exception as exc:  # anything else a server can make the client raise
+            error = str(upstream_error(name, config, progress.phase, exc, stderr=stderr_tail(errlog)))
+    seconds = round(time.perf_counter() - started, 3)
+    if progress.found is not None:
+        if error:
+            logger.warning("%s: tools listed, but closing the session failed: %s", name, error)
+        return progress.found.model_copy(update={"seconds": seconds})
+    phase: DiscoveryPhase = progress.phase if progress.phase != "call_tool" else "list_tools"
+    logger.info("%s: discovery failed after %.2f s: %s", name, seconds, error)
+    return DiscoveredServer(name=name, ok=False, error=error, seconds=seconds, phase=phase)
+
+
+async def discover_all(
+    configs: Mapping[str, ServerConfig],
+    *,
+    concurrency: int,
+    timeout_s: float,
+    environ: Mapping[str, str],
+    on_done: Callable[[DiscoveredServer], None] | None = None,
+) -> list[DiscoveredServer]:
+    """``discover_one`` for every server, at most ``concurrency`` at a time; results in input order.
+    ``on_done`` is called (in the event loop) as each server finishes."""
+    names = list(configs)
+    results: dict[str, DiscoveredServer] = {}
+    limiter = anyio.CapacityLimiter(max(1, concurrency))
+
+    async def run(name: str) -> None:
+        async with limiter:
+            found = await discover_one(name, configs[name], timeout_s=timeout_s, environ=environ)
+        results[name] = found
+        if on_done is not None:
+            on_done(found)
+
+    async with anyio.create_task_group() as group:
+        for name in names:
+            group.start_soon(run, name)
+    return [results[name] for name in names]
+
+
+def discover_servers(
+    configs: Mapping[str, ServerConfig],
+    *,
+    concurrency: int,
+    timeout_s: float,
+    environ: Mapping[str, str],
+    on_done: Callable[[DiscoveredServer], None] | None = None,
+) -> list[DiscoveredServer]:
+    """``discover_all`` in an event loop of its own (call it from synchronous code only)."""
+    run = functools.partial(
+        discover_all, configs, concurrency=concurrency, timeout_s=timeout_s, environ=environ, on_done=on_done
+    )
+    return anyio.run(run)

@@ -1,0 +1,119 @@
+"""Use cases over the operator's server configuration: add, list, remove, import from another client."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from services.container import Container
+from tool_selector.errors import InvalidInputError
+from tool_selector.indexing import index_catalog
+from tool_selector.servers_config import (
+    ServerConfig,
+    get_server_config,
+    load_servers,
+    read_client_config,
+    save_servers,
+)
+
+logger = logging.getLogger(__name__)
+
+
+class ServerRow(BaseModel):
+    name: str
+    transport: str
+    target: str = Field(description="the command line or the url")
+    enabled: bool
+    tools: int | None = Field(default=None, description="tools in the catalog; None = never discovered")
+    state: str | None = Field(default=None, description="ok, stale or failed at the last sync")
+    error: str = ""
+
+
+def add_server(
+    container: Container, name: str, config: ServerConfig, *, replace: bool = False
+) -> ServerConfig:
+    path = container.settings.servers_path
+    servers = load_servers(path)
+    if name in servers.mcpServers and not replace:
+        raise InvalidInputError(
+            f"A server named {name!r} is already configured.",
+            hint="Pick another name, or pass --replace to overwrite its entry.",
+            name=name,
+        )
+    from tool_selector.servers_config import ServersFile
+
+    ServersFile.model_validate({"mcpServers": {name: config.model_dump()}})  # checks the name
+    servers.mcpServers[name] = config
+    save_servers(path, servers)
+    return config
+
+
+def list_servers(container: Container) -> list[ServerRow]:
+    servers = load_servers(container.settings.servers_path)
+    counts = {s.name: s.tool_count for s in container.store.list_servers()}
+    status = container.store.get_discovery()
+    rows: list[ServerRow] = []
+    for name, cfg in servers.mcpServers.items():
+        target = (
+            " ".join([cfg.command or "", *cfg.args]).strip() if cfg.transport == "stdio" else cfg.url or ""
+        )
+        st = status.get(name)
+        rows.append(
+            ServerRow(
+                name=name,
+                transport=cfg.transport,
+                target=target,
+                enabled=cfg.enabled,
+                tools=counts.get(name),
+                state=st.state if st else None,
+                error=st.error if st else "",
+            )
+        )
+    return rows
+
+
+class RemoveSummary(BaseModel):
+    name: str
+    tools_removed: int = 0
+    index_documents_removed: int = 0
+
+
+def remove_server(container: Container, name: str) -> RemoveSummary:
+    """Remove a server from the configuration, and its tools from the catalog and the index."""
+    path = container.settings.servers_path
+    servers = load_servers(path)
+    get_server_config(servers, name)  # NotFoundError listing the closest names
+    del servers.mcpServers[name]
+    save_servers(path, servers)
+    summary = RemoveSummary(name=name)
+    if name in {s.name for s in container.store.list_servers()}:
+        summary.tools_removed = container.store.delete_server(name)
+        indexed = index_catalog(container.store, container.backend, container.embedder)
+        container.store.set_meta("index_catalog_hash", container.store.catalog_hash())
+        summary.index_documents_removed = indexed.removed
+    return summary
+
+
+class ImportServersSummary(BaseModel):
+    added: list[str] = Field(default_factory=list)
+    replaced: list[str] = Field(default_factory=list)
+    skipped: dict[str, str] = Field(default_factory=dict, description="name -> why")
+
+
+def import_servers(container: Container, source: Path, *, replace: bool = False) -> ImportServersSummary:
+    """Copy the servers of a Claude Desktop, Claude Code or Cursor configuration into ours."""
+    found = read_client_config(source)
+    path = container.settings.servers_path
+    servers = load_servers(path)
+    summary = ImportServersSummary(skipped=dict(found.skipped))
+    for name, config in found.servers.items():
+        if name in servers.mcpServers and not replace:
+            summary.skipped[name] = "already configured (pass --replace to overwrite)"
+            continue
+        (summary.replaced if name in servers.mcpServers else summary.added).append(name)
+        servers.mcpServers[name] = config
+    if summary.added or summary.replaced:
+        save_servers(path, servers)
+    return summary

@@ -1,0 +1,225 @@
+"""Use case: the nightly sync. Discover the configured servers, then profile -> enrich -> index.
+
+Incremental at every stage: unchanged servers keep their tools, unchanged profiles and enrichments
+are not made again, unchanged documents are not re-embedded. A server that fails discovery keeps
+its last known tools, marked stale, and the summary says why. Two syncs never overlap (a lock file),
+and every write is one transaction or an atomic swap, so a sync killed at any moment leaves the last
+good state and the next run finishes the work.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from services.container import Container
+from services.discovery import DiscoveredServer, discover_servers
+from services.enriching import enrich_catalog, make_enrichers
+from tool_selector.catalog.store import ImportSummary
+from tool_selector.errors import LockedError
+from tool_selector.indexing import IndexSummary, index_catalog
+from tool_selector.models import CreationMethod, DiscoveryState, DiscoveryStatus
+from tool_selector.servers_config import load_servers
+
+logger = logging.getLogger(__name__)
+
+Progress = Callable[[str, int, int], None]
+
+
+class SyncSummary(BaseModel):
+    """What one sync did; printed as JSON by ``tool-selector sync``."""
+
+    ok: bool = True
+    servers_configured: int = 0
+    servers_seen: int = Field(default=0, description="configured servers that answered")
+    servers_changed: int = 0
+    servers_failed: int = 0
+    servers_removed: int = 0
+    failed: dict[str, str] = Field(default_factory=dict, description="server -> what went wrong")
+    stale: list[str] = Field(default_factory=list, description="failed servers whose last tools were kept")
+    tools_added: int = 0
+    tools_changed: int = 0
+    tools_removed: int = 0
+    tools_unchanged: int = 0
+    enricher: str = "none"
+    servers_profiled: int = 0
+    tools_enriched: int = 0
+    llm_calls: int = 0
+    cache_hits: int = 0
+    enrichment_fallbacks: int = 0
+    enrichment_errors: list[str] = Field(default_factory=list)
+    documents_embedded: int = 0
+    documents_written: int = 0
+    documents_removed: int = 0
+    index_errors: dict[str, str] = Field(default_factory=dict)
+    seconds: dict[str, float] = Field(default_factory=dict, description="per phase and total")
+
+
+@contextmanager
+def sync_lock(path: Path) -> Iterator[None]:
+    """An exclusive, non-blocking lock held for the whole sync; released by the OS if we die."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
+            raise LockedError(
+                f"Another sync is running (pid {holder}, lock {path}).",
+                hint="Wait for it to finish; this run changed nothing.",
+                pid=holder,
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _apply_discovery(container: Container, found: list[DiscoveredServer], summary: SyncSummary) -> None:
+    store = container.store
+    known = {s.name for s in store.list_servers()}
+    previous = store.get_discovery()
+    now = datetime.now(UTC)
+    statuses: list[DiscoveryStatus] = []
+    good = [d for d in found if d.ok and d.server is not None]
+    if good:
+        imported: ImportSummary = store.import_catalog(
+            [d.server for d in good if d.server is not None],
+            [t for d in good for t in d.tools],
+            creation_method=CreationMethod.DISCOVERED,
+        )
+        summary.servers_changed = imported.servers_added + imported.servers_changed
+        summary.tools_added = imported.tools_added
+        summary.tools_changed = imported.tools_changed
+        summary.tools_removed = imported.tools_removed
+        summary.tools_unchanged = imported.tools_unchanged
+    for d in found:
+        if d.ok:
+            statuses.append(
+                DiscoveryStatus(server=d.name, state="ok", last_attempt_at=now, last_success_at=now)
+            )
+            continue
+        summary.servers_failed += 1
+        summary.failed[d.name] = d.error
+        last_ok = previous[d.name].last_success_at if d.name in previous else None
+        state: DiscoveryState = "stale" if d.name in known else "failed"
+        if state == "stale":
+            summary.stale.append(d.name)
+        statuses.append(
+            DiscoveryStatus(
+                server=d.name, state=state, error=d.error, last_attempt_at=now, last_success_at=last_ok
+            )
+        )
+    store.put_discovery(statuses)
+    summary.servers_seen = len(good)
+
+
+def _remove_unconfigured(container: Container, configured: set[str], summary: SyncSummary) -> None:
+    """Discovered servers that left the configuration (or were disabled) leave the catalog."""
+    for server in container.store.list_servers():
+        if server.creation_method == CreationMethod.DISCOVERED and server.name not in configured:
+            summary.tools_removed += container.store.delete_server(server.name)
+            summary.servers_removed += 1
+    gone = [n for n in container.store.get_discovery() if n not in configured]
+    if gone:
+        container.store.delete_discovery(gone)
+
+
+def run_sync(
+    container: Container,
+    *,
+    environ: Mapping[str, str] | None = None,
+    progress: Progress | None = None,
+    enricher: str | None = None,
+) -> SyncSummary:
+    """Discover, profile, enrich and index; see the module docstring. Raises LockedError when
+    another sync runs; everything else that fails is reported in the summary (``ok`` false)."""
+    settings = container.settings
+    summary = SyncSummary()
+    started = time.perf_counter()
+    with sync_lock(settings.sync_lock_path):
+        phase = time.perf_counter()
+        configs = {n: c for n, c in load_servers(settings.servers_path).mcpServers.items() if c.enabled}
+        summary.servers_configured = len(configs)
+        found: list[DiscoveredServer] = []
+        if configs:
+            done = 0
+
+            def on_done(_: DiscoveredServer) -> None:
+                nonlocal done
+                done += 1
+                if progress is not None:
+                    progress("discover", done, len(configs))
+
+            found = discover_servers(
+                configs,
+                concurrency=settings.discovery_concurrency,
+                timeout_s=settings.discovery_timeout_s,
+                environ=dict(os.environ if environ is None else environ),
+                on_done=on_done,
+            )
+        _apply_discovery(container, found, summary)
+        _remove_unconfigured(container, set(configs), summary)
+        summary.seconds["discover"] = round(time.perf_counter() - phase, 3)
+
+        phase = time.perf_counter()
+        enrichers = make_enrichers(settings, choice=enricher)
+        enriched = enrich_catalog(
+            container,
+            enrichers,
+            progress=(lambda d, t: progress("enrich", d, t)) if progress is not None else None,
+            concurrency=settings.claude_concurrency
+            if enrichers is not None and enrichers.kind == "claude"
+            else 1,
+        )
+        summary.enricher = enriched.enricher
+        summary.servers_profiled = enriched.servers_profiled
+        summary.tools_enriched = enriched.tools_enriched
+        summary.llm_calls = enriched.llm_calls
+        summary.cache_hits = enriched.cache_hits
+        summary.enrichment_fallbacks = enriched.fallbacks
+        summary.enrichment_errors = enriched.errors
+        summary.seconds["enrich"] = round(time.perf_counter() - phase, 3)
+
+        phase = time.perf_counter()
+        indexed = _index(container, progress)
+        summary.documents_embedded = indexed.embedded
+        summary.documents_written = indexed.written
+        summary.documents_removed = indexed.removed
+        summary.index_errors = indexed.errors
+        summary.seconds["index"] = round(time.perf_counter() - phase, 3)
+    summary.ok = not (summary.failed or summary.enrichment_errors or summary.index_errors)
+    summary.seconds["total"] = round(time.perf_counter() - started, 3)
+    container.store.set_meta("last_sync", summary.model_dump_json())
+    logger.info("sync: %s", summary.model_dump())
+    return summary
+
+
+def _index(container: Container, progress: Progress | None) -> IndexSummary:
+    store = container.store
+    if store.get_meta("index_catalog_hash") == store.catalog_hash() and container.backend.count() > 0:
+        return IndexSummary(documents=store.counts()[1], unchanged=store.counts()[1])
+    summary = index_catalog(
+        store,
+        container.backend,
+        container.embedder,
+        progress=(lambda d, t: progress("embed", d, t)) if progress is not None else None,
+    )
+    if not summary.errors:
+        store.set_meta("index_catalog_hash", store.catalog_hash())
+    return summary
+
+
+def last_sync(container: Container) -> SyncSummary | None:
+    raw = container.store.get_meta("last_sync")
+    return None if raw is None else SyncSummary.model_validate_json(raw)
