@@ -557,3 +557,35 @@ def test_enrichers_made_from_settings_ask_claude_at_the_configured_base_url_and_
     assert enrichers.llm_calls() == 1
     assert replay.requests[0].headers["authorization"] == f"Bearer {KEY}"
     assert replay.requests[0].body["model"] == MODEL
+
+
+def test_a_sync_with_the_claude_enricher_asks_claude_once_per_server_and_then_never_again(
+    replay: ReplayServer, tmp_path: Path, embedder: Any
+) -> None:
+    from services.container import Container
+    from services.sync import run_sync
+    from tool_selector.models import CreationMethod
+    from tool_selector.settings import Settings
+
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        cache_dir=tmp_path / "cache",
+        servers_file=tmp_path / "no-servers.json",
+        enricher="claude",
+        anthropic_api_key=KEY,
+        anthropic_base_url=replay.base_url,
+        claude_model=MODEL,
+    )
+    with Container(settings, embedder=embedder) as container:
+        container.store.import_catalog([SERVER], TOOLS, creation_method=CreationMethod.IMPORTED)
+        replay.enqueue(Reply.error(429, retry_after="0"), Reply.message(load("profile_issue_tracker")))
+        replay.enqueue(Reply.message(load("enrich_issue_tracker")))
+        first = run_sync(container)
+        assert first.ok, first.enrichment_errors
+        assert (first.enricher, first.llm_calls, first.tools_enriched) == ("claude", 3, 3)
+        stored = container.store.get_enrichment("issue-tracker::create_issue")
+        assert stored is not None and stored.enricher == "claude" and stored.model == MODEL
+        assert container.store.get_profile("issue-tracker").domain == "software issue tracking"  # type: ignore[union-attr]
+        again = run_sync(container)
+        assert (again.llm_calls, again.tools_enriched, again.servers_profiled) == (0, 0, 0)
+    assert len(replay.requests) == 3

@@ -90,13 +90,21 @@ def test_a_profile_takes_its_domain_and_keywords_from_the_servers_tools() -> Non
     ]
     profile = OfflineProfiler().profile(bare, tools)
     assert "invoice" in profile.domain
-    assert "invoice" in profile.entity_types
-    assert any("invoice" in k for k in profile.semantic_keywords)
+    assert profile.entity_types[0] == "invoice"
     assert {"create", "send", "list"} <= set(profile.action_verbs)
+    assert "create invoice" in profile.primary_capabilities
+
+
+def test_an_offline_profile_adds_no_server_keywords_to_every_tool() -> None:
+    # measured: the offline server keywords, merged into each tool, lowered tool recall
+    profile = OfflineProfiler().profile(TRACKER, [CREATE_ISSUE, LIST_ISSUES])
+    assert profile.semantic_keywords == []
 
 
 def test_a_profile_domain_comes_from_the_servers_categories_when_it_has_them() -> None:
-    server = ServerSpec(name="acme", description="Billing.", metadata={"categories": ["finance", "e-commerce"]})
+    server = ServerSpec(
+        name="acme", description="Billing.", metadata={"categories": ["finance", "e-commerce"]}
+    )
     profile = OfflineProfiler().profile(server, [CREATE_ISSUE])
     assert profile.domain.startswith("finance")
 
@@ -127,10 +135,14 @@ def test_huge_and_hostile_descriptions_give_drafts_within_the_limits() -> None:
         "",
     ]
     for i, text in enumerate(hostile):
-        server = ServerSpec(name=f"s{i}" * 100, description=text, metadata={"summary": text, "categories": [text]})
+        server = ServerSpec(
+            name=f"s{i}" * 100, description=text, metadata={"summary": text, "categories": [text]}
+        )
         tools = [
             ToolSpec(server=server.name, name=f"get_{'a' * 250}", description=text),
-            ToolSpec(server=server.name, name="\x00\x01", description=text, input_schema={"properties": {text: {}}}),
+            ToolSpec(
+                server=server.name, name="\x00\x01", description=text, input_schema={"properties": {text: {}}}
+            ),
         ]
         profile = OfflineProfiler().profile(server, tools)
         _assert_valid(profile)

@@ -28,12 +28,15 @@ DEFAULT_FIELD_BOOSTS: dict[str, float] = {
     "parameter_names": 0.5,
     "server_description": 0.0,
     "tags": 0.0,
-    # Enrichment fields (filled by the enricher), with the design's boosts relative to description.
-    "action_entities": 2.5,
-    "enhanced_description": 2.0,
-    "semantic_keywords": 2.0,
-    "use_cases": 1.5,
-    "server_domain": 1.5,
+    # Enrichment fields (filled by the enricher). The design's 2.5/2/2/1.5/1.5 repeated the tool's own
+    # name words 4-5 times and lowered keyword-only recall; 0.5 each (one copy of the words) measured
+    # best with the offline enricher on msc_bench_dev and livemcpbench. server_domain is 0 like tags:
+    # the offline domain is the server's categories, coarse and already in tags.
+    "action_entities": 0.5,
+    "enhanced_description": 0.5,
+    "semantic_keywords": 0.5,
+    "use_cases": 0.5,
+    "server_domain": 0.0,
 }
 
 
