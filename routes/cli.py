@@ -163,6 +163,7 @@ def calibrate(
 ) -> None:
     """Fit the confidence calibration on labelled queries (some of them unanswerable)."""
     from eval.calibrate import collect_examples, dataset_provenance, fit_calibration, write_calibration
+    from eval.workspace import enricher_kind
 
     with _errors():
         settings = _settings()
@@ -177,6 +178,7 @@ def calibrate(
             + f" --version {version} --l2 {l2}",
             "datasets": dataset_provenance(datasets),
             "retrieval": {
+                "enricher": enricher_kind(settings, None),
                 "alpha": settings.alpha,
                 "field_boosts": settings.field_boosts,
                 "candidates": settings.candidates,
