@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from semantic_enrichment.base import EnrichmentDraft, ProfileDraft
 from semantic_enrichment.enrichment import GENERIC_NAME_WORDS, singular
 from semantic_enrichment.lexicon import BOILERPLATE, NOUN_SYNONYMS, VERB_SYNONYMS, canonical_verb
+from tool_selector.indexing import server_tags
 from tool_selector.models import EnricherName, ServerProfile, ServerSpec, ToolSpec
 from tool_selector.search.text import STOPWORDS, split_identifiers
 
@@ -174,14 +175,7 @@ def action_entities(terms: ToolTerms) -> list[str]:
 
 
 def _categories(server: ServerSpec) -> list[str]:
-    found: list[str] = []
-    for key in ("categories", "category", "tags", "keywords"):
-        value = server.metadata.get(key)
-        if isinstance(value, str):
-            found.append(value)
-        elif isinstance(value, list):
-            found.extend(str(v) for v in value if isinstance(v, str | int))
-    return [c[:MAX_TEXT] for c in found[:10]]
+    return [c[:MAX_TEXT] for c in server_tags(server)[:10]]
 
 
 class OfflineProfiler:

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from tool_selector.catalog.store import CatalogStore
 from tool_selector.embedding import Embedder
 from tool_selector.hashing import sha256_of
-from tool_selector.models import ServerRecord, ToolDocument, ToolEnrichment, ToolRecord
+from tool_selector.models import ServerRecord, ServerSpec, ToolDocument, ToolEnrichment, ToolRecord
 from tool_selector.search.backend import SearchBackend
 from tool_selector.search.text import split_identifiers
 
@@ -53,15 +53,20 @@ def _server_text(server: ServerRecord) -> str:
     return " ".join(p for p in parts if p)[:MAX_FIELD_CHARS]
 
 
-def _tags(server: ServerRecord) -> list[str]:
+def server_tags(server: ServerSpec) -> list[str]:
+    """A server's categories, tags and configured keywords, as given in its metadata."""
     tags: list[str] = []
     for key in ("categories", "category", "tags", "keywords"):
         value = server.metadata.get(key)
         if isinstance(value, str):
             tags.append(value)
         elif isinstance(value, list):
-            tags.extend(str(v) for v in value)
-    return [split_identifiers(t) for t in tags]
+            tags.extend(str(v) for v in value if isinstance(v, str | int))
+    return tags
+
+
+def _tags(server: ServerRecord) -> list[str]:
+    return [split_identifiers(t) for t in server_tags(server)]
 
 
 def embedding_text(tool: ToolRecord, server: ServerRecord) -> str:
