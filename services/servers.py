@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -11,6 +12,7 @@ from services.container import Container
 from tool_selector.errors import InvalidInputError
 from tool_selector.indexing import index_catalog
 from tool_selector.servers_config import (
+    NAME_PATTERN,
     ServerConfig,
     get_server_config,
     load_servers,
@@ -42,9 +44,12 @@ def add_server(
             hint="Pick another name, or pass --replace to overwrite its entry.",
             name=name,
         )
-    from tool_selector.servers_config import ServersFile
-
-    ServersFile.model_validate({"mcpServers": {name: config.model_dump()}})  # checks the name
+    if not re.match(NAME_PATTERN, name):
+        raise InvalidInputError(
+            f"{name!r} is not a usable server name.",
+            hint="Use 1-100 letters, digits, '_', '-', '.', '@', '/' or spaces; start with a letter or digit.",
+            name=name,
+        )
     servers.mcpServers[name] = config
     save_servers(path, servers)
     return config

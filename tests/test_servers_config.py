@@ -158,6 +158,12 @@ def test_cli_adds_lists_and_removes_servers(tmp_path: Path) -> None:
     assert [r["name"] for r in json.loads(_run("servers", "list")[1])] == ["docs"]
 
 
+def test_cli_refuses_a_server_name_it_cannot_use_and_stores_nothing() -> None:
+    code, out = _run("servers", "add", "bad$name", "--", "echo")
+    assert code == 2 and "not a usable server name" in out
+    assert json.loads(_run("servers", "list")[1]) == []
+
+
 def test_cli_refuses_an_entry_without_command_or_url() -> None:
     code, out = _run("servers", "add", "nothing")
     assert code == 2 and "either 'command'" in out
