@@ -47,7 +47,7 @@ def add_server(
     if not re.match(NAME_PATTERN, name):
         raise InvalidInputError(
             f"{name!r} is not a usable server name.",
-            hint="Use 1-100 letters, digits, '_', '-', '.', '@', '/' or spaces; start with a letter or digit.",
+            hint="Use 1-100 letters, digits, '_', '-', '.', '@', '/' or spaces, starting alphanumeric.",
             name=name,
         )
     servers.mcpServers[name] = config
