@@ -359,5 +359,8 @@ def sync(
             raise typer.Exit(SYNC_PARTIAL_EXIT)
 
 
+from routes import cli_gateway  # noqa: E402,F401  (registers serve, stats, tokens on ``app``)
+
+
 def main() -> None:
     app()

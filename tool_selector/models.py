@@ -218,3 +218,29 @@ class DiscoveryStatus(BaseModel):
     error: str = ""
     last_attempt_at: datetime
     last_success_at: datetime | None = None
+
+
+# -- the MCP gateway (issue 4) ---------------------------------------------------------------------
+
+
+class HintCounts(BaseModel):
+    """How one kind of hint fared in a session: shown, then followed or ignored by the next call."""
+
+    shown: int = 0
+    followed: int = 0
+    ignored: int = 0
+
+
+class GatewaySessionStats(BaseModel):
+    """One client session of the gateway: its calls and how it treated the gateway's hints."""
+
+    session_id: str
+    transport: str
+    client: str = ""
+    started_at: datetime
+    last_seen_at: datetime
+    calls: dict[str, int] = Field(default_factory=dict, description="tool name (own or namespaced) -> count")
+    errors: int = 0
+    hints: dict[str, HintCounts] = Field(
+        default_factory=dict, description="PREREQUISITE_SUGGESTED / suggested_next_actions -> counts"
+    )

@@ -112,6 +112,19 @@ class Settings(BaseSettings):
     claude_concurrency: int = Field(default=4, ge=1, le=32)
     profile_max_age_days: float = Field(default=7.0, gt=0, description="re-profile after this long")
 
+    # -- the MCP gateway (issue 4) --
+    gateway_max_active: int = Field(default=5, ge=1, le=100, description="upstream servers running at once")
+    gateway_idle_timeout_s: float = Field(
+        default=900.0, gt=0, description="an upstream unused this long is stopped"
+    )
+    gateway_start_timeout_s: float = Field(
+        default=30.0, gt=0, le=600, description="start + initialize + list tools, per activation"
+    )
+    gateway_call_timeout_s: float = Field(default=120.0, gt=0, le=3600, description="per proxied tool call")
+    gateway_stop_timeout_s: float = Field(
+        default=6.0, gt=0, le=60, description="how long stopping one upstream may take"
+    )
+
     @property
     def db_path(self) -> Path:
         return self.data_dir / "catalog.db"

@@ -25,6 +25,7 @@ from tool_selector.hashing import server_hash, sha256_of
 from tool_selector.models import (
     CreationMethod,
     DiscoveryStatus,
+    GatewaySessionStats,
     ServerProfile,
     ServerRecord,
     ServerSpec,
@@ -35,7 +36,7 @@ from tool_selector.models import (
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2  # 2 added profiles, enrichments and discovery (additive: a v1 file upgrades in place)
+SCHEMA_VERSION = 3  # 2 added profiles, enrichments, discovery; 3 gateway_sessions (additive upgrades)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -82,6 +83,11 @@ CREATE TABLE IF NOT EXISTS enrichments (
 CREATE TABLE IF NOT EXISTS discovery (
     server TEXT PRIMARY KEY,
     state TEXT NOT NULL,
+    data TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS gateway_sessions (
+    id TEXT PRIMARY KEY,
+    last_seen_at TEXT NOT NULL,
     data TEXT NOT NULL
 );
 """
@@ -420,6 +426,20 @@ class CatalogStore:
     def delete_discovery(self, names: Sequence[str]) -> None:
         with self._transaction() as db:
             db.executemany("DELETE FROM discovery WHERE server=?", [(n,) for n in names])
+
+    def put_gateway_session(self, stats: GatewaySessionStats) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO gateway_sessions(id, last_seen_at, data) VALUES (?, ?, ?)",
+                (stats.session_id, stats.last_seen_at.isoformat(), stats.model_dump_json()),
+            )
+
+    def get_gateway_sessions(self, limit: int = 50) -> list[GatewaySessionStats]:
+        """The most recently seen gateway sessions first."""
+        rows = self._db.execute(
+            "SELECT data FROM gateway_sessions ORDER BY last_seen_at DESC LIMIT ?", (limit,)
+        ).fetchall()
+        return [GatewaySessionStats.model_validate_json(r["data"]) for r in rows]
 
     def get_meta(self, key: str) -> str | None:
         row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()

@@ -1,0 +1,121 @@
+"""The gateway's commands: ``serve``, ``stats``, ``tokens`` and ``bench-gateway`` (registered on the
+one ``tool-selector`` app by ``routes/cli.py``)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Annotated
+
+import anyio
+import typer
+
+from routes.cli import _echo_json, _errors, _settings, app
+
+logger = logging.getLogger(__name__)
+
+
+@app.command()
+def serve(
+    http: Annotated[
+        int | None, typer.Option("--http", help="Serve streamable HTTP on this port instead of stdio")
+    ] = None,
+    host: Annotated[str, typer.Option(help="With --http: the address to listen on")] = "127.0.0.1",
+) -> None:
+    """Run the MCP gateway (resolve_intent, activate_power, call_tool, ...) for an MCP client.
+
+    Over stdio by default (what Claude Desktop and Claude Code start); with --http PORT at
+    http://HOST:PORT/mcp. Logs go to stderr. Every upstream server is stopped on exit."""
+    from routes.gateway import serve_http, serve_stdio
+    from services.container import Container
+    from services.resolving import ResolveService
+
+    settings = _settings()
+    with _errors():
+        with Container(settings) as container:
+            ResolveService(container)  # refuse to start on a missing or stale index, with what to do
+        if http is None:
+            anyio.run(serve_stdio, settings)
+        else:
+            typer.echo(f"tool-selector gateway on http://{host}:{http}/mcp", err=True)
+            anyio.run(lambda: serve_http(settings, host=host, port=http))
+
+
+@app.command()
+def stats(
+    sessions: Annotated[int, typer.Option(help="How many recent sessions to show")] = 20,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table")] = False,
+) -> None:
+    """How agents used the gateway, per session: calls, errors, and hints followed or ignored."""
+    from services.container import Container
+
+    with _errors(), Container(_settings()) as container:
+        found = container.store.get_gateway_sessions(limit=sessions)
+    if as_json:
+        _echo_json([s.model_dump(mode="json") for s in found])
+        return
+    if not found:
+        typer.echo("No gateway sessions recorded yet. Run `tool-selector serve` from an MCP client.")
+        return
+    header = f"{'session':<34} {'client':<18} {'calls':>5} {'errors':>6}  hints shown/followed/ignored"
+    typer.echo(header)
+    for s in found:
+        hints = "; ".join(f"{k} {v.shown}/{v.followed}/{v.ignored}" for k, v in sorted(s.hints.items()))
+        calls = sum(s.calls.values())
+        typer.echo(f"{s.session_id[:34]:<34} {s.client[:18]:<18} {calls:>5} {s.errors:>6}  {hints or '-'}")
+    followed = sum(v.followed for s in found for v in s.hints.values())
+    ignored = sum(v.ignored for s in found for v in s.hints.values())
+    judged = followed + ignored
+    rate = f"{followed / judged:.0%}" if judged else "n/a"
+    typer.echo(f"hints followed {followed}, ignored {ignored} ({rate} followed) over {len(found)} sessions")
+
+
+@app.command()
+def tokens(
+    queries_file: Annotated[Path, typer.Argument(help="One query a line, or a benchmark queries.jsonl")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table")] = False,
+) -> None:
+    """Tokens an agent sees through the gateway against loading every tool of every server, per query."""
+    from services.container import Container
+    from services.resolving import ResolveService
+    from services.tokens import account_tokens, read_queries
+
+    with _errors(), Container(_settings()) as container:
+        report = account_tokens(ResolveService(container), read_queries(queries_file))
+    if as_json:
+        _echo_json(report.model_dump())
+        return
+    typer.echo(
+        f"tokenizer: {report.tokenizer}; {report.servers} servers, {report.tools} tools; all tools loaded "
+        f"= {report.all_tools_tokens} tokens; gateway definitions = {report.gateway_definitions_tokens}"
+    )
+    typer.echo(f"{'gateway':>8} {'all':>8} {'saved':>7}  {'status':<16} query")
+    for line in report.lines:
+        typer.echo(
+            f"{line.gateway_tokens:>8} {line.all_tools_tokens:>8} {line.saved:>7.1%}  "
+            f"{line.status:<16} {line.query[:70]}"
+        )
+    typer.echo(
+        f"total: {report.total_gateway_tokens} through the gateway vs {report.total_all_tools_tokens} "
+        f"with all tools loaded: {report.saved:.1%} fewer"
+    )
+
+
+@app.command("bench-gateway")
+def bench_gateway_command(
+    servers: Annotated[Path, typer.Option(help="The server configuration to sync and serve")],
+    queries: Annotated[Path, typer.Option(help="One query a line, or a benchmark queries.jsonl")],
+    power: Annotated[str, typer.Option(help="The configured server whose activation is timed")] = "time",
+    calls: Annotated[int, typer.Option(help="How many resolve_intent calls to time")] = 200,
+    rounds: Annotated[int, typer.Option(help="How many activations to time")] = 7,
+) -> None:
+    """Time the gateway over stdio: resolve_intent round trips, activation overhead, tokens saved."""
+    from eval.bench_gateway import bench_gateway
+    from services.tokens import read_queries
+
+    with _errors():
+        _echo_json(
+            bench_gateway(
+                _settings(), servers, read_queries(queries), power=power, calls=calls, rounds=rounds
+            )
+        )

@@ -1,0 +1,228 @@
+"""The MCP gateway: ``tool-selector serve`` over stdio (default) or streamable HTTP, on the mcp SDK.
+
+Built on the SDK's low-level ``Server`` because the gateway's tool list is dynamic: its five own
+tools plus, for every active power, that power's tools under ``power__tool`` names with the
+schemas the power gave. When the list changes (activation, stop, idle stop, crash) the gateway
+sends ``notifications/tools/list_changed`` to handshake-era clients (the tools-changed capability is
+advertised) and publishes it to ``subscriptions/listen`` streams of 2026-07-28 clients. Clients
+that ignore both still reach every tool through ``call_tool(power, tool, arguments)``.
+
+Handlers parse, make one service call and render; errors become ``is_error`` tool results whose
+text says what to do next (the one table in ``routes/errors.py`` plus the tool's error hints).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+from mcp import types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel.server import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
+from mcp.server.session import ServerSession
+from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+
+from routes.errors import mapping_for, mcp_text
+from services.container import Container
+from services.gateway import Caller, GatewayService
+from services.gateway_tools import INSTRUCTIONS, gateway_tools
+from services.hints import GATEWAY_HINTS
+from tool_selector.errors import ToolSelectorError
+from tool_selector.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+
+class _Notifier:
+    """Tells every connected client that the tool list changed, in its protocol era's way."""
+
+    def __init__(self, bus: InMemorySubscriptionBus) -> None:
+        self.bus = bus
+        self.sessions: dict[str, ServerSession] = {}
+        self.sent = 0
+
+    def remember(self, key: str, session: ServerSession) -> None:
+        self.sessions[key] = session
+
+    async def tools_changed(self) -> None:
+        await self.bus.publish(ToolsListChanged())
+        for key, session in list(self.sessions.items()):
+            try:
+                await session.send_tool_list_changed()
+                self.sent += 1
+            except Exception:  # the connection has gone; forget it
+                logger.debug("could not notify %s; dropping it", key, exc_info=True)
+                self.sessions.pop(key, None)
+
+
+class GatewayServer(Server[GatewayService]):
+    """The low-level server with the tools-changed capability advertised on every transport."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        options = notification_options or NotificationOptions(tools_changed=True)
+        return super().create_initialization_options(options, experimental_capabilities, extensions)
+
+
+def _caller(ctx: ServerRequestContext[GatewayService], transport: str, process_key: str) -> Caller:
+    params = ctx.session.client_params
+    client = params.client_info.name if params is not None else ""
+    if transport == "stdio":
+        return Caller(process_key, "stdio", client)
+    request = ctx.request
+    headers = getattr(request, "headers", None)
+    session_id = headers.get("mcp-session-id") if headers is not None else None
+    return Caller(f"http-{session_id or 'stateless'}", "http", client)
+
+
+def _json_result(answer: dict[str, Any]) -> types.CallToolResult:
+    text = json.dumps(answer, ensure_ascii=False, indent=1)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)], structured_content=answer
+    )
+
+
+def _error_result(tool: str, error: ToolSelectorError) -> types.CallToolResult:
+    code = mapping_for(error).code
+    hint = GATEWAY_HINTS[tool].error_hints.get(code, "") if tool in GATEWAY_HINTS else ""
+    text = mcp_text(error) + (f" ({tool}: {hint})" if hint else "")
+    body = {"error": code, "message": text, "can_proceed": code not in ("index_missing", "calibration")}
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)], structured_content=body, is_error=True
+    )
+
+
+def _upstream_tool_error(power: str, tool: str, result: types.CallToolResult) -> types.CallToolResult:
+    """The upstream's own error result, with one sentence added on what to do next."""
+    advice = types.TextContent(
+        type="text",
+        text=(
+            f"The tool {tool!r} of power {power!r} reported the error above. Fix the arguments as it "
+            "says and call it again, or call resolve_intent to look for another tool."
+        ),
+    )
+    return result.model_copy(update={"content": [*result.content, advice]})
+
+
+async def _dispatch(service: GatewayService, caller: Caller, name: str, args: dict[str, Any]) -> Any:
+    if name == "resolve_intent":
+        return await service.resolve_intent(caller, args.get("query"))  # type: ignore[arg-type]
+    if name == "activate_power":
+        return await service.activate_power(caller, args.get("name"))  # type: ignore[arg-type]
+    if name == "deactivate_power":
+        return await service.deactivate_power(caller, args.get("name"))  # type: ignore[arg-type]
+    if name == "catalog_query":
+        return await service.catalog_query(caller, args.get("query_type"), args.get("filters"))
+    if name == "call_tool":
+        power, tool = args.get("power"), args.get("tool")
+        result = await service.call_tool(caller, power, tool, args.get("arguments"))  # type: ignore[arg-type]
+        return _upstream_tool_error(str(power), str(tool), result) if result.is_error else result
+    result = await service.call_namespaced(caller, name, args)
+    power, _, tool = name.partition("__")
+    return _upstream_tool_error(power, tool, result) if result.is_error else result
+
+
+def build_server(
+    settings: Settings, *, transport: str, make_container: Callable[[], Container] | None = None
+) -> GatewayServer:
+    """The gateway's MCP server; its lifespan opens the catalog and owns the upstream servers.
+    ``make_container`` lets a caller (tests, benchmarks) share an embedder already loaded."""
+    bus = InMemorySubscriptionBus()
+    notifier = _Notifier(bus)
+    process_key = f"stdio-{os.getpid()}-{int(time.time())}"
+
+    @asynccontextmanager
+    async def lifespan(_: Server[GatewayService]) -> AsyncIterator[GatewayService]:
+        with make_container() if make_container is not None else Container(settings) as container:
+            service = GatewayService(container, environ=os.environ, on_tools_changed=notifier.tools_changed)
+            async with service, anyio.create_task_group() as group:
+                group.start_soon(service.warm_up)
+                yield service
+                group.cancel_scope.cancel()
+
+    async def list_tools(
+        ctx: ServerRequestContext[GatewayService], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        proxied = [
+            tool.model_copy(update={"name": name, "description": f"[{power.name}] {tool.description or ''}"})
+            for name, (power, tool) in ctx.lifespan_context.proxied_tools().items()
+        ]
+        return types.ListToolsResult(tools=gateway_tools() + proxied)
+
+    async def call_tool(
+        ctx: ServerRequestContext[GatewayService], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        service = ctx.lifespan_context
+        caller = _caller(ctx, transport, process_key)
+        notifier.remember(caller.session_id, ctx.session)
+        service.hints.on_call(
+            caller.session_id, params.name, transport=caller.transport, client=caller.client
+        )
+        try:
+            result = await _dispatch(service, caller, params.name, dict(params.arguments or {}))
+        except ToolSelectorError as exc:
+            service.hints.on_error(caller.session_id)
+            return _error_result(params.name, exc)
+        return result if isinstance(result, types.CallToolResult) else _json_result(result)
+
+    server = GatewayServer(
+        "tool-selector",
+        version=_version(),
+        instructions=INSTRUCTIONS,
+        lifespan=lifespan,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_subscriptions_listen=ListenHandler(bus),
+    )
+    return server
+
+
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("tool-selector")
+    except metadata.PackageNotFoundError:
+        return "0"
+
+
+async def _stop_on_signals(scope: anyio.CancelScope) -> None:
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
+        async for signum in signals:
+            logger.info("received signal %d; stopping the upstream servers and exiting", signum)
+            scope.cancel()
+            return
+
+
+async def serve_stdio(settings: Settings) -> None:
+    """Serve one client over stdin/stdout until it disconnects or a SIGTERM/SIGINT/SIGHUP arrives;
+    either way every upstream server is stopped before this returns."""
+    server = build_server(settings, transport="stdio")
+    async with anyio.create_task_group() as group:
+        group.start_soon(_stop_on_signals, group.cancel_scope)
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+        group.cancel_scope.cancel()
+
+
+async def serve_http(settings: Settings, *, host: str, port: int) -> None:
+    """Serve streamable HTTP at http://host:port/mcp (uvicorn handles SIGTERM/SIGINT gracefully)."""
+    import uvicorn
+
+    server = build_server(settings, transport="http")
+    app = server.streamable_http_app(streamable_http_path="/mcp", host=host)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+    await uvicorn.Server(config).serve()

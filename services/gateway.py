@@ -1,0 +1,328 @@
+"""Use case: the gateway an agent talks to. One object per gateway process, shared by its sessions.
+
+    resolve_intent(query)          resolve + route; on "activated" the power is started at once
+    activate_power(name)           start a configured server; its tools are listed under namespaced names
+    deactivate_power(name)         stop it
+    call_tool(power, tool, args)   the stable proxy (starts the power when needed)
+    catalog_query(type, filters)   structured questions about the catalog
+
+Answers are JSON objects. Each carries ``suggested_next_actions`` (see ``services/hints.py``), and
+every tool an answer shows keeps the description and schema its server gave: enriched text is for
+retrieval only. Routes (``routes/gateway.py``) turn these into MCP results and errors.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+from mcp import types
+
+from services.catalog_query import CatalogView
+from services.container import Container
+from services.hints import GATEWAY_HINTS, HintTracker, Suggestion
+from services.powers import Activation, ChangeReason, Power, PowerManager
+from services.resolving import ResolveService
+from tool_selector.errors import InvalidInputError, NotFoundError
+from tool_selector.models import Decision, GatewaySessionStats, ToolSummary
+from tool_selector.servers_config import ServerConfig, load_servers
+
+logger = logging.getLogger(__name__)
+
+MAX_TOOL_NAME = 64  # what Claude's API accepts for a tool name: ^[a-zA-Z0-9_-]{1,64}$
+RELOAD_CHECK_S = 15.0  # how often a resolve looks for a newer index (a nightly sync)
+
+
+def namespaced(power: str, tool: str) -> str:
+    """``power__tool`` made of the characters every client accepts, at most 64 long."""
+    slug = re.sub(r"[^A-Za-z0-9_-]+", "_", power).strip("_") or "power"
+    clean = re.sub(r"[^A-Za-z0-9_-]+", "_", tool)
+    name = f"{slug}__{clean}"
+    if len(name) <= MAX_TOOL_NAME and clean == tool:
+        return name
+    digest = hashlib.sha256(f"{power}\0{tool}".encode()).hexdigest()[:6]
+    return f"{slug[:20]}__{clean[: MAX_TOOL_NAME - 30]}_{digest}"
+
+
+def tool_json(power: str, tool: ToolSummary | types.Tool) -> dict[str, Any]:
+    if isinstance(tool, types.Tool):
+        description, schema = tool.description or tool.title or "", dict(tool.input_schema)
+    else:
+        description, schema = tool.description, tool.input_schema
+    return {
+        "name": tool.name,
+        "description": description,
+        "input_schema": schema,
+        "call_as": namespaced(power, tool.name),
+    }
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who is calling: a session id (per MCP connection), its transport and client name."""
+
+    session_id: str
+    transport: str = "stdio"
+    client: str = ""
+
+
+ChangeListener = Callable[[], Awaitable[None]]
+
+
+class GatewayService:
+    """See the module docstring. Enter it (``async with``) to own the upstream servers' lifetimes."""
+
+    def __init__(
+        self,
+        container: Container,
+        *,
+        environ: Mapping[str, str],
+        configs: Callable[[], Mapping[str, ServerConfig]] | None = None,
+        on_tools_changed: ChangeListener | None = None,
+    ) -> None:
+        self.container = container
+        settings = container.settings
+        self.resolver = ResolveService(container)
+        self._index_hash = container.store.get_meta("index_catalog_hash")
+        self._checked_at = time.monotonic()
+        self.hints = HintTracker(sink=self._record_session)
+        self.on_tools_changed = on_tools_changed
+        self._limiter = anyio.CapacityLimiter(1)
+        self._view: CatalogView | None = None
+        self._view_checked_at = 0.0
+        self.powers = PowerManager(
+            configs or (lambda: load_servers(settings.servers_path).mcpServers),
+            environ=environ,
+            max_active=settings.gateway_max_active,
+            idle_timeout_s=settings.gateway_idle_timeout_s,
+            start_timeout_s=settings.gateway_start_timeout_s,
+            call_timeout_s=settings.gateway_call_timeout_s,
+            stop_timeout_s=settings.gateway_stop_timeout_s,
+            on_change=self._powers_changed,
+        )
+
+    def _record_session(self, stats: GatewaySessionStats) -> None:
+        self.container.store.put_gateway_session(stats)  # through self: the container changes on reload
+
+    async def __aenter__(self) -> GatewayService:
+        await self.powers.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.powers.__aexit__(*exc)
+
+    async def warm_up(self) -> None:
+        """Load the embedding model in a worker thread so that the first resolve is fast."""
+        await anyio.to_thread.run_sync(self.resolver.decide, "warm up", limiter=self._limiter)
+
+    async def _powers_changed(self, name: str, reason: ChangeReason) -> None:
+        logger.info("power %s %s", name, reason)
+        if self.on_tools_changed is not None:
+            await self.on_tools_changed()
+
+    # -- the tool list -------------------------------------------------------------------------------
+
+    def proxied_tools(self) -> dict[str, tuple[Power, types.Tool]]:
+        """Every active power's tools under their namespaced names."""
+        found: dict[str, tuple[Power, types.Tool]] = {}
+        for power in self.powers.active():
+            for tool in power.tools:
+                found.setdefault(namespaced(power.name, tool.name), (power, tool))
+        return found
+
+    # -- resolve_intent ------------------------------------------------------------------------------
+
+    def _fresh_resolver(self) -> ResolveService:
+        """The resolver, rebuilt when a sync has written a newer index since the last look."""
+        now = time.monotonic()
+        if now - self._checked_at < RELOAD_CHECK_S:
+            return self.resolver
+        self._checked_at = now
+        current = self.container.store.get_meta("index_catalog_hash")
+        if current != self._index_hash:
+            old = self.container
+            fresh = Container(old.settings, embedder=old.embedder, calibration=old.calibration)
+            self.resolver, self.container, self._index_hash = ResolveService(fresh), fresh, current
+            old.close()
+            logger.info("the index changed; the gateway now resolves against the new one")
+        return self.resolver
+
+    async def resolve_intent(self, caller: Caller, query: str) -> dict[str, Any]:
+        resolver = self._fresh_resolver()
+        decision = await anyio.to_thread.run_sync(resolver.decide, query, limiter=self._limiter)
+        answer = decision_json(decision)
+        suggestions: list[Suggestion] = []
+        if decision.status == "activated" and decision.power is not None:
+            try:
+                activation = await self.powers.activate(decision.power)
+            except Exception as exc:  # the match stands; the agent learns why the power is not ready
+                answer["ready"] = False
+                answer["message"] = (
+                    f"'{decision.power}' is the right power ({decision.confidence:.0%} sure) but it could "
+                    f"not be started: {exc} Retry with activate_power('{decision.power}'), or tell the user."
+                )
+                suggestions.append(Suggestion("activate_power", "retry the start", {"name": decision.power}))
+            else:
+                answer.update(self._activation_json(activation))
+                suggestions += _call_suggestions(activation.power)
+        elif decision.status == "multiple_matches":
+            for match in decision.matches or []:
+                suggestions.append(
+                    Suggestion("activate_power", f"if {match.power} fits", {"name": match.power})
+                )
+        elif decision.status == "weak_matches":
+            suggestions.append(Suggestion("resolve_intent", "after the user clarifies", {"query": "..."}))
+            suggestions.append(Suggestion("catalog_query", "to browse", {"query_type": "servers"}))
+        else:
+            suggestions.append(Suggestion("catalog_query", "to browse", {"query_type": "servers"}))
+        answer["suggested_next_actions"] = self.hints.offer(caller.session_id, suggestions)
+        return answer
+
+    # -- activate / deactivate -----------------------------------------------------------------------
+
+    def _activation_json(self, activation: Activation) -> dict[str, Any]:
+        power = activation.power
+        answer: dict[str, Any] = {
+            "power": power.name,
+            "ready": True,
+            "already_active": activation.already_active,
+            "tools": [tool_json(power.name, t) for t in power.tools],
+            "steering": power.config.steering or power.instructions[:2000],
+        }
+        if activation.evicted:
+            answer["stopped_to_make_room"] = activation.evicted
+        return answer
+
+    async def activate_power(self, caller: Caller, name: str) -> dict[str, Any]:
+        name = _required(name, "name", "activate_power(name='git')")
+        prerequisite = self.hints.prerequisite(caller.session_id, "activate_power")
+        activation = await self.powers.activate(name)
+        answer = {"status": "activated", **self._activation_json(activation)}
+        answer["message"] = (
+            f"'{name}' is {'already ' if activation.already_active else ''}running with "
+            f"{len(activation.power.tools)} tools. Call them by their call_as name, or through "
+            f"call_tool(power='{name}', tool=..., arguments=...)."
+        )
+        if prerequisite is not None:
+            answer["hint"] = prerequisite
+        answer["suggested_next_actions"] = self.hints.offer(
+            caller.session_id, _call_suggestions(activation.power)
+        )
+        return answer
+
+    async def deactivate_power(self, caller: Caller, name: str) -> dict[str, Any]:
+        name = _required(name, "name", "deactivate_power(name='git')")
+        stopped = await self.powers.deactivate(name)
+        suggestions = [Suggestion("resolve_intent", "for the next request", {"query": "..."})]
+        return {
+            "status": "deactivated" if stopped else "not_active",
+            "power": name,
+            "message": f"'{name}' {'was stopped' if stopped else 'was not running'}; its tools are gone.",
+            "suggested_next_actions": self.hints.offer(caller.session_id, suggestions),
+        }
+
+    # -- calls ---------------------------------------------------------------------------------------
+
+    async def call_tool(
+        self, caller: Caller, power_name: str, tool: str, arguments: Mapping[str, Any] | None
+    ) -> types.CallToolResult:
+        power_name = _required(power_name, "power", "call_tool(power='time', tool='get_current_time')")
+        tool = _required(tool, "tool", "call_tool(power='time', tool='get_current_time')")
+        if arguments is not None and not isinstance(arguments, Mapping):
+            raise InvalidInputError(
+                "call_tool's 'arguments' must be a JSON object.",
+                hint='Pass the tool\'s arguments as an object, e.g. {"timezone": "Europe/Paris"}.',
+            )
+        power = self.powers.get(power_name)
+        if power is None:
+            power = (await self.powers.activate(power_name)).power
+        if power.tool(tool) is None:
+            raise NotFoundError(
+                f"The power {power_name!r} has no tool {tool!r}. Its tools: "
+                + ", ".join(t.name for t in power.tools[:40])
+                + ".",
+                hint="Call call_tool again with one of these names.",
+                power=power_name,
+                tool=tool,
+            )
+        return await self.powers.call(power_name, tool, dict(arguments or {}))
+
+    async def call_namespaced(
+        self, caller: Caller, name: str, arguments: Mapping[str, Any] | None
+    ) -> types.CallToolResult:
+        found = self.proxied_tools().get(name)
+        if found is None:
+            raise NotFoundError(
+                f"No active tool is called {name!r}: its power is not active (it may have been stopped "
+                "for being idle, to make room, or because it crashed).",
+                hint="Call resolve_intent or activate_power again, or use call_tool(power, tool, arguments).",
+                tool=name,
+            )
+        power, tool = found
+        return await self.powers.call(power.name, tool.name, dict(arguments or {}))
+
+    # -- catalog_query -------------------------------------------------------------------------------
+
+    def _catalog_view(self) -> CatalogView:
+        now = time.monotonic()
+        if self._view is None:
+            self._view, self._view_checked_at = CatalogView.load(self.container.store), now
+        elif now - self._view_checked_at >= RELOAD_CHECK_S:
+            self._view_checked_at = now
+            if not self._view.is_current(self.container.store):
+                self._view = CatalogView.load(self.container.store)
+        return self._view
+
+    async def catalog_query(self, caller: Caller, query_type: Any, filters: Any) -> dict[str, Any]:
+        if not isinstance(query_type, str):
+            raise InvalidInputError(
+                "'query_type' must be one of servers, tools, check_tool, profile.",
+                hint='Call it like catalog_query(query_type="tools", filters={"server": "git"}).',
+            )
+        answer = self._catalog_view().query(query_type, filters)
+        suggestions: list[Suggestion] = []
+        server = answer.get("server") or (answer.get("filters") or {}).get("server")
+        if isinstance(server, str) and server in self.resolver.powers:
+            suggestions.append(Suggestion("activate_power", f"to use {server}", {"name": server}))
+        suggestions.append(Suggestion("resolve_intent", "to let the gateway pick", {"query": "..."}))
+        answer["suggested_next_actions"] = self.hints.offer(caller.session_id, suggestions)
+        return answer
+
+    def hints_for(self, name: str) -> dict[str, Any]:
+        hints = GATEWAY_HINTS.get(name)
+        return hints.as_json() if hints is not None else {}
+
+
+def _required(value: Any, field: str, example: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInputError(f"'{field}' must be a non-empty string.", hint=f"Call it like {example}.")
+    return value.strip()
+
+
+def decision_json(decision: Decision) -> dict[str, Any]:
+    answer = decision.model_dump(mode="json", exclude_none=True)
+    answer["confidence"] = round(decision.confidence, 4)
+    if decision.power is not None and decision.tools is not None:
+        answer["tools"] = [tool_json(decision.power, t) for t in decision.tools]
+    return answer
+
+
+def _call_suggestions(power: Power) -> list[Suggestion]:
+    names = [t.name for t in power.tools[:3]]
+    accepts = frozenset(namespaced(power.name, t.name) for t in power.tools)
+    return [
+        Suggestion(
+            "call_tool",
+            f"run one of {power.name}'s tools (or call it as {namespaced(power.name, names[0])})"
+            if names
+            else f"{power.name} listed no tools",
+            {"power": power.name, "tool": names[0] if names else "", "arguments": {}},
+            accepts=accepts,
+        )
+    ]

@@ -1,0 +1,142 @@
+"""Use case: how many tokens the gateway saves an agent, query by query.
+
+    all tools loaded   the tools/list an agent gets when every configured server is wired in directly:
+                       every tool's name, description and input schema, as JSON
+    through gateway    the gateway's own five tool definitions + the resolve_intent call and its answer
+                       + on "activated", the power's tool definitions the client then lists
+
+Counted with the Claude tokenizer of ``tool_selector/tokens.py``. The answer is rendered exactly as
+the gateway renders it (``services/gateway.decision_json``) from the catalog's tools, without
+starting any server.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from services.gateway import decision_json, namespaced
+from services.gateway_tools import gateway_tools
+from services.resolving import ResolveService
+from tool_selector.errors import CatalogFileError
+from tool_selector.routing import PowerInfo
+from tool_selector.tokens import TOKENIZER_NAME, count_tokens
+
+
+class TokenLine(BaseModel):
+    query: str
+    status: str
+    power: str | None
+    gateway_tokens: int
+    all_tools_tokens: int
+    saved: float
+
+
+class TokenReport(BaseModel):
+    tokenizer: str
+    servers: int
+    tools: int
+    all_tools_tokens: int
+    gateway_definitions_tokens: int
+    lines: list[TokenLine]
+    total_gateway_tokens: int
+    total_all_tools_tokens: int
+    saved: float
+
+
+def _tools_list_json(tools: Sequence[dict[str, Any]]) -> str:
+    return json.dumps({"tools": list(tools)}, ensure_ascii=False)
+
+
+def power_definitions(info: PowerInfo) -> list[dict[str, Any]]:
+    """A power's tools as a client lists them from the gateway (namespaced, schema as given)."""
+    return [
+        {"name": namespaced(info.name, t.name), "description": t.description, "inputSchema": t.input_schema}
+        for t in info.tools
+    ]
+
+
+def all_tools_tokens(powers: dict[str, PowerInfo]) -> int:
+    tools = [
+        {"name": t.name, "description": t.description, "inputSchema": t.input_schema}
+        for info in powers.values()
+        for t in info.tools
+    ]
+    return count_tokens(_tools_list_json(tools))
+
+
+def gateway_definitions_tokens() -> int:
+    tools = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in gateway_tools()]
+    return count_tokens(_tools_list_json(tools))
+
+
+def read_queries(path: Path) -> list[str]:
+    """One query a line: plain text, or JSON objects with a "query" field (queries.jsonl)."""
+    try:
+        lines = [line.strip() for line in path.read_text(encoding="utf-8").splitlines()]
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CatalogFileError(
+            f"Cannot read the queries file {path}: {exc}.",
+            hint="Give a text file with one query a line, or a queries.jsonl of a benchmark folder.",
+        ) from exc
+    queries = []
+    for number, line in enumerate(lines, 1):
+        if not line:
+            continue
+        if line.startswith("{"):
+            try:
+                value = json.loads(line).get("query")
+            except (json.JSONDecodeError, AttributeError):
+                value = None
+            if not isinstance(value, str) or not value.strip():
+                raise CatalogFileError(
+                    f"Line {number} of {path} is a JSON object without a text 'query' field.",
+                    hint='Write {"query": "..."} a line, or plain text a line.',
+                )
+            queries.append(value.strip())
+        else:
+            queries.append(line)
+    if not queries:
+        raise CatalogFileError(f"{path} holds no queries.", hint="Write one query a line.")
+    return queries
+
+
+def account_tokens(resolver: ResolveService, queries: Sequence[str]) -> TokenReport:
+    powers = resolver.powers
+    baseline = all_tools_tokens(powers)
+    own = gateway_definitions_tokens()
+    lines = []
+    for query in queries:
+        decision = resolver.decide(query)
+        call = json.dumps({"name": "resolve_intent", "arguments": {"query": query}}, ensure_ascii=False)
+        answer = json.dumps(decision_json(decision), ensure_ascii=False, indent=1)
+        seen = own + count_tokens(call) + count_tokens(answer)
+        if decision.status == "activated" and decision.power in powers:
+            seen += count_tokens(_tools_list_json(power_definitions(powers[decision.power])))
+        lines.append(
+            TokenLine(
+                query=query,
+                status=decision.status,
+                power=decision.power,
+                gateway_tokens=seen,
+                all_tools_tokens=baseline,
+                saved=round(1 - seen / baseline, 4) if baseline else 0.0,
+            )
+        )
+    total_seen = sum(line.gateway_tokens for line in lines)
+    total_all = baseline * len(lines)
+    return TokenReport(
+        tokenizer=TOKENIZER_NAME,
+        servers=len(powers),
+        tools=sum(len(info.tools) for info in powers.values()),
+        all_tools_tokens=baseline,
+        gateway_definitions_tokens=own,
+        lines=lines,
+        total_gateway_tokens=total_seen,
+        total_all_tools_tokens=total_all,
+        saved=round(1 - total_seen / total_all, 4) if total_all else 0.0,
+    )

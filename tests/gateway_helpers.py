@@ -1,0 +1,193 @@
+"""Helpers for the gateway tests: a synced catalog of real servers, processes found by a marker in
+their environment, and waiting for a process to exit (on its pidfd, not by sleeping)."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import sys
+import uuid
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import StdioServerParameters, types
+from mcp.client.client import Client
+
+from services.container import Container
+from services.sync import run_sync
+from tool_selector.embedding import MiniLMEmbedder
+from tool_selector.servers_config import ServerConfig, ServersFile, save_servers
+from tool_selector.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[1]
+SERVERS = ROOT / "tests" / "servers"
+TIME_SERVER = ROOT / ".venv" / "bin" / "mcp-server-time"
+CLI = Path(sys.executable).parent / "tool-selector"
+MARK = "TS_GATEWAY_TEST_MARK"
+
+
+@dataclass
+class GatewaySetup:
+    """A data folder with the time and weather-station servers synced and indexed; ``stuck`` (a
+    server that never answers) is configured after the sync, as an operator might."""
+
+    data_dir: Path
+    cache_dir: Path
+    servers_file: Path
+    mark: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+    def env(self, **overrides: str) -> dict[str, str]:
+        base = {k: v for k, v in os.environ.items() if not k.startswith("TOOL_SELECTOR_")}
+        base |= {
+            "TOOL_SELECTOR_DATA_DIR": str(self.data_dir),
+            "TOOL_SELECTOR_CACHE_DIR": str(self.cache_dir),
+            "TOOL_SELECTOR_SERVERS_FILE": str(self.servers_file),
+            "TOOL_SELECTOR_GATEWAY_CALL_TIMEOUT_S": "3",
+            MARK: self.mark,
+        }
+        return base | {f"TOOL_SELECTOR_{k.upper()}": v for k, v in overrides.items()}
+
+    def settings(self, **overrides: Any) -> Settings:
+        return Settings(
+            data_dir=self.data_dir,
+            cache_dir=self.cache_dir,
+            servers_file=self.servers_file,
+            gateway_call_timeout_s=3,
+            **overrides,
+        )
+
+
+def server_configs(mark: str, pid_dir: Path) -> dict[str, ServerConfig]:
+    env = {MARK: mark}
+    return {
+        "time": ServerConfig(command=str(TIME_SERVER), args=["--local-timezone", "UTC"], env=env),
+        "weather": ServerConfig(
+            command=sys.executable,
+            args=[str(SERVERS / "flaky_server.py")],
+            env=env,
+            steering="Readings are in Celsius.",
+        ),
+    }
+
+
+def make_setup(base: Path, cache_dir: Path, embedder: MiniLMEmbedder) -> GatewaySetup:
+    if not TIME_SERVER.exists():
+        import pytest
+
+        pytest.skip("mcp-server-time is not installed (run scripts/setup.sh)")
+    setup = GatewaySetup(base / "data", cache_dir, base / "servers.json")
+    configs = server_configs(setup.mark, base)
+    save_servers(setup.servers_file, ServersFile(mcpServers=configs))
+    with Container(setup.settings(enricher="offline"), embedder=embedder) as container:
+        summary = run_sync(container)
+        assert summary.ok, summary.failed
+    configs["stuck"] = ServerConfig(
+        command=sys.executable,
+        args=[str(SERVERS / "hanging_server.py"), str(base / "stuck.pid")],
+        env={MARK: setup.mark},
+        timeout_s=1.5,
+    )
+    save_servers(setup.servers_file, ServersFile(mcpServers=configs))
+    return setup
+
+
+def marked_pids(mark: str) -> set[int]:
+    """Every live process whose environment carries ``MARK=mark`` (the gateway and its upstreams)."""
+    found = set()
+    needle = f"{MARK}={mark}".encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if needle in environ.split(b"\0") and state != "Z":
+            found.add(int(entry.name))
+    return found
+
+
+def wait_exited(pids: set[int], timeout: float) -> set[int]:
+    """Wait on each process's pidfd until it exits; returns the pids still alive after ``timeout``."""
+    alive = set()
+    deadline = anyio_time() + timeout
+    for pid in pids:
+        try:
+            fd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            continue
+        try:
+            ready, _, _ = select.select([fd], [], [], max(0.0, deadline - anyio_time()))
+            if not ready and _is_running(pid):
+                alive.add(pid)
+        finally:
+            os.close(fd)
+    return alive
+
+
+def _is_running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def anyio_time() -> float:
+    import time
+
+    return time.monotonic()
+
+
+def answer(result: types.CallToolResult) -> dict[str, Any]:
+    assert result.content and isinstance(result.content[0], types.TextContent)
+    data = json.loads(result.content[0].text)
+    assert isinstance(data, dict)
+    return data
+
+
+def text(result: types.CallToolResult) -> str:
+    return " ".join(c.text for c in result.content if isinstance(c, types.TextContent))
+
+
+@dataclass
+class Notifications:
+    """Tool-list-changed notifications a legacy-era client received, as an event to wait on."""
+
+    count: int = 0
+    event: anyio.Event = field(default_factory=anyio.Event)
+
+    async def handle(self, message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            self.count += 1
+            self.event.set()
+
+    async def wait(self, timeout: float = 15.0) -> None:
+        with anyio.fail_after(timeout):
+            await self.event.wait()
+        self.event = anyio.Event()
+
+
+@asynccontextmanager
+async def stdio_gateway(
+    setup: GatewaySetup, notifications: Notifications | None = None, *, mode: str = "legacy", **env: str
+) -> AsyncIterator[Client]:
+    """A real ``tool-selector serve`` process with the mcp Client talking to it over stdio."""
+    params = StdioServerParameters(command=str(CLI), args=["serve"], env=setup.env(**env))
+    handler = notifications.handle if notifications is not None else None
+    async with Client(params, mode=mode, message_handler=handler, read_timeout_seconds=60) as client:  # type: ignore[arg-type]
+        yield client
+
+
+def tool_names(result: types.ListToolsResult) -> set[str]:
+    return {t.name for t in result.tools}
+
+
+def env_without(mapping: Mapping[str, str], *names: str) -> dict[str, str]:
+    return {k: v for k, v in mapping.items() if k not in names}
