@@ -80,8 +80,10 @@ def tokens(
     from services.resolving import ResolveService
     from services.tokens import account_tokens, read_queries
 
-    with _errors(), Container(_settings()) as container:
-        report = account_tokens(ResolveService(container), read_queries(queries_file))
+    with _errors():
+        queries = read_queries(queries_file)  # a bad file is reported before the index is loaded
+        with Container(_settings()) as container:
+            report = account_tokens(ResolveService(container), queries)
     if as_json:
         _echo_json(report.model_dump())
         return

@@ -13,7 +13,6 @@ text says what to do next (the one table in ``routes/errors.py`` plus the tool's
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import signal
@@ -33,7 +32,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Too
 
 from routes.errors import mapping_for, mcp_text
 from services.container import Container
-from services.gateway import Caller, GatewayService
+from services.gateway import Caller, GatewayService, render_answer
 from services.gateway_tools import INSTRUCTIONS, gateway_tools
 from services.hints import GATEWAY_HINTS
 from tool_selector.errors import ToolSelectorError
@@ -89,7 +88,7 @@ def _caller(ctx: ServerRequestContext[GatewayService], transport: str, process_k
 
 
 def _json_result(answer: dict[str, Any]) -> types.CallToolResult:
-    text = json.dumps(answer, ensure_ascii=False, indent=1)
+    text = render_answer(answer)
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)], structured_content=answer
     )

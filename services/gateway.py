@@ -14,6 +14,7 @@ retrieval only. Routes (``routes/gateway.py``) turn these into MCP results and e
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import re
 import time
@@ -36,6 +37,7 @@ from tool_selector.servers_config import ServerConfig, load_servers
 logger = logging.getLogger(__name__)
 
 MAX_TOOL_NAME = 64  # what Claude's API accepts for a tool name: ^[a-zA-Z0-9_-]{1,64}$
+SUMMARY_CHARS = 240  # a power's description in a list of candidates; activate_power shows it all
 RELOAD_CHECK_S = 15.0  # how often a resolve looks for a newer index (a nightly sync)
 
 
@@ -305,8 +307,18 @@ def _required(value: Any, field: str, example: str) -> str:
     return value.strip()
 
 
+def render_answer(answer: dict[str, Any]) -> str:
+    """An answer as the agent reads it: one line of JSON (indentation costs tokens, not clarity)."""
+    return json.dumps(answer, ensure_ascii=False)
+
+
 def decision_json(decision: Decision) -> dict[str, Any]:
     answer = decision.model_dump(mode="json", exclude_none=True)
+    for key in ("matches", "available_powers"):
+        for summary in answer.get(key, []):
+            text = summary.get("description", "")
+            if len(text) > SUMMARY_CHARS:
+                summary["description"] = text[: SUMMARY_CHARS - 1].rsplit(" ", 1)[0] + "…"
     answer["confidence"] = round(decision.confidence, 4)
     if decision.power is not None and decision.tools is not None:
         answer["tools"] = [tool_json(decision.power, t) for t in decision.tools]

@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from services.gateway import decision_json, namespaced
+from services.gateway import decision_json, namespaced, render_answer
 from services.gateway_tools import gateway_tools
 from services.resolving import ResolveService
 from tool_selector.errors import CatalogFileError
@@ -70,7 +70,11 @@ def all_tools_tokens(powers: dict[str, PowerInfo]) -> int:
 
 
 def gateway_definitions_tokens() -> int:
-    tools = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in gateway_tools()]
+    """The gateway's five tools as the model sees them (name, description, schema; clients keep
+    ``_meta``, where the hints also live, to themselves)."""
+    tools = [
+        {"name": t.name, "description": t.description, "inputSchema": t.input_schema} for t in gateway_tools()
+    ]
     return count_tokens(_tools_list_json(tools))
 
 
@@ -113,7 +117,7 @@ def account_tokens(resolver: ResolveService, queries: Sequence[str]) -> TokenRep
     for query in queries:
         decision = resolver.decide(query)
         call = json.dumps({"name": "resolve_intent", "arguments": {"query": query}}, ensure_ascii=False)
-        answer = json.dumps(decision_json(decision), ensure_ascii=False, indent=1)
+        answer = render_answer(decision_json(decision))
         seen = own + count_tokens(call) + count_tokens(answer)
         if decision.status == "activated" and decision.power in powers:
             seen += count_tokens(_tools_list_json(power_definitions(powers[decision.power])))

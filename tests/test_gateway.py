@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
+import socket
 import subprocess
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -26,6 +29,7 @@ from gateway_helpers import (
     wait_exited,
 )
 from mcp import MCPError
+from mcp.client.client import Client
 
 from tool_selector.embedding import MiniLMEmbedder
 
@@ -230,3 +234,59 @@ async def test_a_2026_client_gets_tools_changed_on_its_listen_stream(setup: Gate
                 async for _event in subscription:
                     break
         assert "time__convert_time" in tool_names(await client.list_tools())
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_listening(port: int, process: subprocess.Popen[bytes], timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            select.select([], [], [], 0.05)  # the server is still loading; look again shortly
+    raise AssertionError(f"the gateway did not listen on {port} within {timeout} s")
+
+
+async def test_over_streamable_http_an_agent_resolves_activates_and_calls_and_sigterm_stops_all(
+    setup: GatewaySetup,
+) -> None:
+    port = _free_port()
+    before = marked_pids(setup.mark)
+    process = subprocess.Popen(
+        [str(CLI), "serve", "--http", str(port)], env=setup.env(), stderr=subprocess.PIPE
+    )
+    try:
+        await anyio.to_thread.run_sync(_wait_listening, port, process)
+        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+            resolved = answer(
+                await client.call_tool("resolve_intent", {"query": "echo a weather station reading"})
+            )
+            assert (resolved.get("power") or resolved["matches"][0]["power"]) == "weather", resolved
+            queried = answer(
+                await client.call_tool(
+                    "catalog_query", {"query_type": "tools", "filters": {"server": "weather"}}
+                )
+            )
+            assert {t["name"] for t in queried["items"]} == {"echo", "whoami", "crash", "hang"}
+            result = await client.call_tool(
+                "call_tool", {"power": "weather", "tool": "echo", "arguments": {"text": "over http"}}
+            )
+            assert text(result) == "over http"
+        running = marked_pids(setup.mark) - before
+        assert process.pid in running and len(running) >= 2
+        process.send_signal(signal.SIGTERM)
+        assert await anyio.to_thread.run_sync(wait_exited, running, 20) == set()
+        assert process.wait(5) in (0, -signal.SIGTERM)  # uvicorn re-raises the signal after its shutdown
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        if process.stderr is not None:
+            process.stderr.close()
