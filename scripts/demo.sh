@@ -21,3 +21,5 @@ for query in "what time is it in Tokyo" \
   echo "== resolve: $query" >&2
   "$ts" resolve "$query"
 done
+echo "== the MCP gateway over stdio, as an agent's client uses it" >&2
+.venv/bin/python scripts/gateway_demo.py

@@ -220,11 +220,12 @@ def test_a_version_1_catalog_file_upgrades_in_place_and_keeps_its_rows(tmp_path:
         pass
     db = sqlite3.connect(path)
     db.executescript(
-        "DROP TABLE profiles; DROP TABLE enrichments; DROP TABLE discovery; "
+        "DROP TABLE profiles; DROP TABLE enrichments; DROP TABLE discovery; DROP TABLE gateway_sessions; "
         "UPDATE meta SET value='1' WHERE key='schema_version';"
     )
     db.close()
     with CatalogStore(path) as store:
         assert store.counts() == (1, 2)
-        assert store.get_meta("schema_version") == "2"
+        assert store.get_meta("schema_version") == "3"
         assert store.get_enrichments() == {}
+        assert store.get_gateway_sessions() == []
