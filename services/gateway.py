@@ -27,7 +27,7 @@ from mcp import types
 
 from services.catalog_query import CatalogView
 from services.container import Container
-from services.hints import GATEWAY_HINTS, HintTracker, Suggestion
+from services.hints import HintTracker, Suggestion
 from services.powers import Activation, ChangeReason, Power, PowerManager
 from services.resolving import ResolveService
 from tool_selector.errors import InvalidInputError, NotFoundError
@@ -295,10 +295,6 @@ class GatewayService:
         suggestions.append(Suggestion("resolve_intent", "to let the gateway pick", {"query": "..."}))
         answer["suggested_next_actions"] = self.hints.offer(caller.session_id, suggestions)
         return answer
-
-    def hints_for(self, name: str) -> dict[str, Any]:
-        hints = GATEWAY_HINTS.get(name)
-        return hints.as_json() if hints is not None else {}
 
 
 def _required(value: Any, field: str, example: str) -> str:

@@ -122,9 +122,6 @@ class HintTracker:
         self._sessions: dict[str, _Session] = {}
         self._sink = sink
 
-    def session(self, session_id: str, *, transport: str = "stdio", client: str = "") -> GatewaySessionStats:
-        return self._get(session_id, transport, client).stats
-
     def _get(self, session_id: str, transport: str, client: str) -> _Session:
         found = self._sessions.get(session_id)
         if found is None:

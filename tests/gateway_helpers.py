@@ -8,7 +8,7 @@ import os
 import select
 import sys
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -187,7 +187,3 @@ async def stdio_gateway(
 
 def tool_names(result: types.ListToolsResult) -> set[str]:
     return {t.name for t in result.tools}
-
-
-def env_without(mapping: Mapping[str, str], *names: str) -> dict[str, str]:
-    return {k: v for k, v in mapping.items() if k not in names}
