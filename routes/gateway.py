@@ -175,6 +175,8 @@ def build_server(
         except ToolSelectorError as exc:
             service.hints.on_error(caller.session_id)
             return _error_result(params.name, exc)
+        finally:
+            service.hints.flush(caller.session_id)  # one write per call
         return result if isinstance(result, types.CallToolResult) else _json_result(result)
 
     server = GatewayServer(

@@ -116,7 +116,8 @@ Sink = Callable[[GatewaySessionStats], None]
 
 class HintTracker:
     """Per-session hint bookkeeping. Call ``on_call`` when a request arrives and ``offer`` with the
-    suggestions an answer carries; every change is handed to ``sink`` (errors there are logged)."""
+    suggestions an answer carries, then ``flush`` once per call to hand the counts to ``sink``
+    (errors there are logged, never raised)."""
 
     def __init__(self, sink: Sink | None = None) -> None:
         self._sessions: dict[str, _Session] = {}
@@ -148,7 +149,6 @@ class HintTracker:
         session.stats.last_seen_at = datetime.now(UTC)
         if name == "resolve_intent":
             session.resolved = True
-        self._flush(session)
 
     def prerequisite(self, session_id: str, name: str) -> dict[str, Any] | None:
         """The PREREQUISITE_SUGGESTED hint for ``name`` if this session skipped its prerequisite (shown
@@ -162,7 +162,6 @@ class HintTracker:
         session.prerequisite_shown = True
         session.pending.append(_Pending(PREREQUISITE_SUGGESTED, frozenset({"resolve_intent"})))
         session.stats.hints.setdefault(PREREQUISITE_SUGGESTED, HintCounts()).shown += 1
-        self._flush(session)
         return {
             "code": PREREQUISITE_SUGGESTED,
             "can_proceed": True,
@@ -181,17 +180,17 @@ class HintTracker:
         accepts = frozenset().union(*(s.accepted() for s in suggestions))
         session.pending.append(_Pending(SUGGESTED_NEXT_ACTIONS, accepts))
         session.stats.hints.setdefault(SUGGESTED_NEXT_ACTIONS, HintCounts()).shown += 1
-        self._flush(session)
         return [s.as_json() for s in suggestions]
 
     def on_error(self, session_id: str) -> None:
         session = self._sessions.get(session_id)
         if session is not None:
             session.stats.errors += 1
-            self._flush(session)
 
-    def _flush(self, session: _Session) -> None:
-        if self._sink is None:
+    def flush(self, session_id: str) -> None:
+        """Hand the session's counts to the sink: once per call, after its answer is made."""
+        session = self._sessions.get(session_id)
+        if session is None or self._sink is None:
             return
         try:
             self._sink(session.stats)
