@@ -361,6 +361,9 @@ def sync(
 
 from routes import cli_gateway  # noqa: E402,F401  (registers serve, stats, tokens on ``app``)
 
+from routes import cli_api  # noqa: E402,F401  # isort: skip  (registers api, catalog register, ...)
+from routes import cli_keys  # noqa: E402,F401  # isort: skip  (registers keys on ``app``)
+
 
 def main() -> None:
     app()

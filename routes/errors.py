@@ -34,30 +34,35 @@ ERROR_TABLE: tuple[tuple[type[e.ToolSelectorError], ErrorMapping], ...] = (
         ErrorMapping(500, 6, "calibration", "Ask the operator to fix the calibration file."),
     ),
     (
+        e.ConflictError,
+        ErrorMapping(409, 8, "conflict", "Read the message: it names the conflicting item and the option."),
+    ),
+    (e.AuthError, ErrorMapping(401, 9, "unauthorized", "Send a valid API key as `Authorization: Bearer`.")),
+    (e.ForbiddenError, ErrorMapping(403, 10, "forbidden", "Use an API key with the scope named above.")),
+    (
         e.ConfigurationError,
         ErrorMapping(400, 7, "configuration", "Ask the operator to fix the configuration."),
     ),
     (
         e.BackendUnavailableError,
-        ErrorMapping(503, 10, "backend_unavailable", "Retry in a minute; if it persists, tell the operator."),
+        ErrorMapping(503, 11, "backend_unavailable", "Retry in a minute; if it persists, tell the operator."),
     ),
-    (e.EmbedderError, ErrorMapping(503, 11, "embedder", "Retry later; if it persists, tell the operator.")),
-    (e.StoreError, ErrorMapping(503, 12, "store", "Retry later; if it persists, tell the operator.")),
+    (e.EmbedderError, ErrorMapping(503, 12, "embedder", "Retry later; if it persists, tell the operator.")),
+    (e.StoreError, ErrorMapping(503, 13, "store", "Retry later; if it persists, tell the operator.")),
     (
         e.LockedError,
-        ErrorMapping(409, 13, "locked", "Another run is in progress; retry when it has finished."),
+        ErrorMapping(409, 14, "locked", "Another run is in progress; retry when it has finished."),
     ),
     (
         e.LLMError,
-        ErrorMapping(502, 15, "llm", "Retry later; the offline enricher is used meanwhile if configured."),
+        ErrorMapping(502, 16, "llm", "Retry later; the offline enricher is used meanwhile if configured."),
     ),
     (
         e.UpstreamError,
-        ErrorMapping(
-            502, 16, "upstream", "Retry once; if it fails again, pick another server or tell the operator."
+        ErrorMapping(502, 17, "upstream", "Retry once; if it fails again, pick another server or tell the operator."
         ),
     ),
-    (e.WorldError, ErrorMapping(503, 14, "unavailable", "Retry later; if it persists, tell the operator.")),
+    (e.WorldError, ErrorMapping(503, 15, "unavailable", "Retry later; if it persists, tell the operator.")),
     (e.ToolSelectorError, ErrorMapping(500, 1, "error", "Tell the operator.")),
 )
 

@@ -31,6 +31,7 @@ from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 
 from routes.errors import mapping_for, mcp_text
+from routes.gateway_auth import RequireKey
 from services.container import Container
 from services.gateway import Caller, GatewayService, render_answer
 from services.gateway_tools import INSTRUCTIONS, gateway_tools
@@ -220,10 +221,13 @@ async def serve_stdio(settings: Settings) -> None:
 
 
 async def serve_http(settings: Settings, *, host: str, port: int) -> None:
-    """Serve streamable HTTP at http://host:port/mcp (uvicorn handles SIGTERM/SIGINT gracefully)."""
+    """Serve streamable HTTP at http://host:port/mcp (uvicorn handles SIGTERM/SIGINT gracefully).
+    Every request needs ``Authorization: Bearer <key>`` of a key with the read scope."""
     import uvicorn
 
     server = build_server(settings, transport="http")
     app = server.streamable_http_app(streamable_http_path="/mcp", host=host)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-    await uvicorn.Server(config).serve()
+    with Container(settings) as keys:  # its own: the gateway's container is replaced on index reload
+        guarded = RequireKey(app, keys, needs="read")
+        config = uvicorn.Config(guarded, host=host, port=port, log_level="warning", lifespan="on")
+        await uvicorn.Server(config).serve()

@@ -72,12 +72,14 @@ def profile_server(
     now: datetime,
     max_age: timedelta,
     fallback: Profiler | None = None,
+    refresh: bool = False,
 ) -> ProfileOutcome:
     """Profile one server. When the profiler fails (LLMError) and a fallback is given, the fallback's
-    profile is used and the failure is reported; the cache only ever receives validated profiles."""
+    profile is used and the failure is reported; the cache only ever receives validated profiles.
+    ``refresh`` skips the cache (a forced re-profile) and stores the new profile in it."""
     profile_hash = compute_profile_hash(server, tools)
     key = cache_key("profile", profile_hash, profiler.kind, profiler.model, profiler.prompt_version)
-    cached = cache.get(key, ProfileDraft)
+    cached = None if refresh else cache.get(key, ProfileDraft)
     if cached is not None:
         return ProfileOutcome(profile=_record(server, cached, profile_hash, profiler, now), cache_hit=True)
     try:

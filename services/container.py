@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import threading
+import weakref
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
@@ -36,6 +38,11 @@ class Container:
         self._calibration = calibration
         self._index_dir = index_dir or settings.index_dir
         self._db_path = db_path or settings.db_path
+        self._local = threading.local()
+        # weak: a worker thread that ends drops its connection (closed when collected), so a
+        # long-running server whose thread pool retires threads does not pile up connections
+        self._stores: weakref.WeakSet[CatalogStore] = weakref.WeakSet()
+        self._stores_lock = threading.Lock()
 
     def __enter__(self) -> Container:
         return self
@@ -45,9 +52,17 @@ class Container:
     ) -> None:
         self.close()
 
-    @cached_property
+    @property
     def store(self) -> CatalogStore:
-        return CatalogStore(self._db_path)
+        """This thread's connection to the catalog database (SQLite connections are per thread; the
+        REST API serves from a thread pool)."""
+        store: CatalogStore | None = getattr(self._local, "store", None)
+        if store is None:
+            store = CatalogStore(self._db_path)
+            self._local.store = store
+            with self._stores_lock:
+                self._stores.add(store)
+        return store
 
     @cached_property
     def embedder(self) -> Embedder:
@@ -91,5 +106,8 @@ class Container:
     def close(self) -> None:
         if "backend" in self.__dict__:
             self.backend.close()
-        if "store" in self.__dict__:
-            self.store.close()
+        with self._stores_lock:
+            stores, self._stores = list(self._stores), weakref.WeakSet()
+        for store in stores:
+            store.close()
+        self._local = threading.local()

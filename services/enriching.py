@@ -110,9 +110,12 @@ class _Work:
     stored: ServerProfile | None
     enrichment_hashes: dict[str, str]
     changed: list[ToolRecord] = field(default_factory=list)
+    forced: bool = False
 
 
-def _plan(container: Container, enrichers: Enrichers, now: datetime, max_age: timedelta) -> list[_Work]:
+def _plan(
+    container: Container, enrichers: Enrichers, now: datetime, max_age: timedelta, force: frozenset[str]
+) -> list[_Work]:
     store = container.store
     by_server: dict[str, list[ToolRecord]] = defaultdict(list)
     for tool in store.list_tools():
@@ -124,7 +127,9 @@ def _plan(container: Container, enrichers: Enrichers, now: datetime, max_age: ti
         tools = by_server.get(server.name, [])
         work = _Work(server, tools, profiles.get(server.name), {t.id: hashes.get(t.id, "") for t in tools})
         profile_hash = compute_profile_hash(server, tools)
-        if needs_profile(work.stored, profile_hash, enrichers.profiler, now=now, max_age=max_age):
+        if server.name in force:
+            work.stored, work.forced, work.enrichment_hashes = None, True, {t.id: "" for t in tools}
+        elif needs_profile(work.stored, profile_hash, enrichers.profiler, now=now, max_age=max_age):
             work.stored = None
         else:
             work.changed = [
@@ -152,6 +157,7 @@ def _run_one(
             now=now,
             max_age=max_age,
             fallback=enrichers.fallback_profiler,
+            refresh=work.forced,
         )
         profile = profiled.profile
         work.changed = [
@@ -177,8 +183,10 @@ def enrich_catalog(
     *,
     progress: Callable[[int, int], None] | None = None,
     concurrency: int = 1,
+    force: frozenset[str] = frozenset(),
 ) -> EnrichSummary:
-    """Profile and enrich what changed in the catalog; ``None`` removes all enrichment instead."""
+    """Profile and enrich what changed in the catalog; ``None`` removes all enrichment instead.
+    Servers named in ``force`` are re-profiled (past the cache) and their tools re-enriched."""
     started = time.perf_counter()
     store = container.store
     if enrichers is None:
@@ -188,7 +196,7 @@ def enrich_catalog(
     summary = EnrichSummary(enricher=enrichers.kind)
     now = datetime.now(UTC)
     max_age = timedelta(days=container.settings.profile_max_age_days)
-    plan = _plan(container, enrichers, now, max_age)
+    plan = _plan(container, enrichers, now, max_age, force)
     _, total_tools = store.counts()
     calls_before = enrichers.llm_calls()
     with EnrichmentCache(container.settings.enrichment_cache_dir) as cache:

@@ -122,3 +122,29 @@ def import_servers(container: Container, source: Path, *, replace: bool = False)
     if summary.added or summary.replaced:
         save_servers(path, servers)
     return summary
+
+
+def set_enabled(container: Container, name: str, enabled: bool, *, actor: str) -> bool:
+    """Switch a configured server on or off; returns whether it changed. Audited."""
+    from datetime import UTC, datetime
+
+    from tool_selector.catalog.admin import AuditRecord, write_audit
+
+    path = container.settings.servers_path
+    servers = load_servers(path)
+    config = get_server_config(servers, name)  # NotFoundError listing the closest names
+    if config.enabled == enabled:
+        return False
+    servers.mcpServers[name] = config.model_copy(update={"enabled": enabled})
+    save_servers(path, servers)
+    with container.store.transaction() as db:
+        write_audit(
+            db,
+            AuditRecord(
+                at=datetime.now(UTC),
+                actor=actor,
+                action="config.enable" if enabled else "config.disable",
+                target=f"config:{name}",
+            ),
+        )
+    return True

@@ -201,6 +201,7 @@ def run_sync(
     summary.ok = not (summary.failed or summary.enrichment_errors or summary.index_errors)
     summary.seconds["total"] = round(time.perf_counter() - started, 3)
     container.store.set_meta("last_sync", summary.model_dump_json())
+    container.store.set_meta("last_sync_at", datetime.now(UTC).isoformat())
     logger.info("sync: %s", summary.model_dump())
     return summary
 

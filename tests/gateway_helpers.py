@@ -1,11 +1,15 @@
 """Helpers for the gateway tests: a synced catalog of real servers, processes found by a marker in
-their environment, and waiting for a process to exit (on its pidfd, not by sleeping)."""
+their environment, waiting for a process to exit (on its pidfd, not by sleeping), and a real
+``serve --http`` process with API keys made by the real ``keys`` command."""
 
 from __future__ import annotations
 
 import json
 import os
 import select
+import signal
+import socket
+import subprocess
 import sys
 import uuid
 from collections.abc import AsyncIterator
@@ -15,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 from mcp import StdioServerParameters, types
 from mcp.client.client import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from services.container import Container
 from services.sync import run_sync
@@ -187,3 +193,104 @@ async def stdio_gateway(
 
 def tool_names(result: types.ListToolsResult) -> set[str]:
     return {t.name for t in result.tools}
+
+
+# -- the gateway over streamable HTTP, with API keys ---------------------------------------------------
+
+
+def create_key(setup: GatewaySetup, name: str, *, role: str, scopes: tuple[str, ...] = ()) -> dict[str, Any]:
+    """``tool-selector keys create``: its JSON, the key included (shown this once)."""
+    args = [str(CLI), "keys", "create", name, "--role", role, *(f"--scope={s}" for s in scopes)]
+    out = subprocess.run(args, env=setup.env(), capture_output=True, text=True, check=True)
+    created = json.loads(out.stdout)
+    assert isinstance(created, dict)
+    return created
+
+
+def revoke_key(setup: GatewaySetup, key_id: str) -> None:
+    subprocess.run(
+        [str(CLI), "keys", "revoke", key_id], env=setup.env(), capture_output=True, text=True, check=True
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_listening(port: int, process: subprocess.Popen[bytes], timeout: float = 60) -> None:
+    deadline = anyio_time() + timeout
+    while anyio_time() < deadline:
+        assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            select.select([], [], [], 0.05)  # the server is still loading; look again shortly
+    raise AssertionError(f"the gateway did not listen on {port} within {timeout} s")
+
+
+@dataclass
+class HttpGateway:
+    url: str
+    process: subprocess.Popen[bytes]
+
+
+@asynccontextmanager
+async def http_gateway(setup: GatewaySetup) -> AsyncIterator[HttpGateway]:
+    """A real ``tool-selector serve --http PORT`` process, listening; stopped with SIGTERM on exit."""
+    port = free_port()
+    process = subprocess.Popen(
+        [str(CLI), "serve", "--http", str(port)], env=setup.env(), stderr=subprocess.PIPE
+    )
+    try:
+        await anyio.to_thread.run_sync(wait_listening, port, process)
+        yield HttpGateway(f"http://127.0.0.1:{port}/mcp", process)
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                await anyio.to_thread.run_sync(process.wait, 20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        if process.stderr is not None:
+            process.stderr.close()
+
+
+def bearer(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+@asynccontextmanager
+async def http_client(url: str, key: str) -> AsyncIterator[Client]:
+    """The mcp Client over streamable HTTP, sending ``Authorization: Bearer <key>`` on every request."""
+    timeout = httpx2.Timeout(30.0, read=300.0)
+    async with (
+        httpx2.AsyncClient(headers=bearer(key), timeout=timeout) as http,
+        Client(streamable_http_client(url, http_client=http)) as client,
+    ):
+        yield client
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "auth-test", "version": "0"},
+    },
+}
+
+
+async def post_initialize(url: str, headers: dict[str, str] | None = None) -> httpx2.Response:
+    """One raw MCP ``initialize`` POST, to see the HTTP status and body the gateway answers with."""
+    async with httpx2.AsyncClient(timeout=30.0) as http:
+        return await http.post(
+            url,
+            json=INITIALIZE,
+            headers={"Accept": "application/json, text/event-stream", **(headers or {})},
+        )

@@ -221,11 +221,16 @@ def test_a_version_1_catalog_file_upgrades_in_place_and_keeps_its_rows(tmp_path:
     db = sqlite3.connect(path)
     db.executescript(
         "DROP TABLE profiles; DROP TABLE enrichments; DROP TABLE discovery; DROP TABLE gateway_sessions; "
+        "DROP TABLE api_keys; DROP TABLE audit; DROP TABLE jobs; "
+        "ALTER TABLE servers DROP COLUMN created_by; ALTER TABLE servers DROP COLUMN modified_by; "
+        "ALTER TABLE tools DROP COLUMN created_by; ALTER TABLE tools DROP COLUMN modified_by; "
         "UPDATE meta SET value='1' WHERE key='schema_version';"
     )
     db.close()
     with CatalogStore(path) as store:
         assert store.counts() == (1, 2)
-        assert store.get_meta("schema_version") == "3"
+        assert store.get_meta("schema_version") == "4"
         assert store.get_enrichments() == {}
         assert store.get_gateway_sessions() == []
+        assert {t.created_by for t in store.list_tools()} == {""}  # rows from before provenance
+        assert store.db.execute("SELECT COUNT(*) FROM audit").fetchone()[0] == 0

@@ -1,35 +1,38 @@
-"""The MCP gateway end to end: the mcp Client over stdio against a real ``tool-selector serve``
-process, with real upstream servers (mcp-server-time, a weather-station test server that can crash
-or hang, and a server that never answers)."""
+"""The MCP gateway end to end: the mcp Client over stdio and streamable HTTP against a real
+``tool-selector serve`` process, with real upstream servers (mcp-server-time, a weather-station test
+server that can crash or hang, and a server that never answers); over HTTP with real API keys."""
 
 from __future__ import annotations
 
 import json
 import os
-import select
 import signal
-import socket
 import subprocess
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import anyio
+import httpx2
 import pytest
 from gateway_helpers import (
     CLI,
     GatewaySetup,
     Notifications,
     answer,
+    bearer,
+    create_key,
+    http_client,
+    http_gateway,
     make_setup,
     marked_pids,
+    post_initialize,
+    revoke_key,
     stdio_gateway,
     text,
     tool_names,
     wait_exited,
 )
 from mcp import MCPError
-from mcp.client.client import Client
 
 from tool_selector.embedding import MiniLMEmbedder
 
@@ -236,35 +239,13 @@ async def test_a_2026_client_gets_tools_changed_on_its_listen_stream(setup: Gate
         assert "time__convert_time" in tool_names(await client.list_tools())
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _wait_listening(port: int, process: subprocess.Popen[bytes], timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            select.select([], [], [], 0.05)  # the server is still loading; look again shortly
-    raise AssertionError(f"the gateway did not listen on {port} within {timeout} s")
-
-
 async def test_over_streamable_http_an_agent_resolves_activates_and_calls_and_sigterm_stops_all(
     setup: GatewaySetup,
 ) -> None:
-    port = _free_port()
+    key = create_key(setup, "agent", role="viewer")["key"]
     before = marked_pids(setup.mark)
-    process = subprocess.Popen(
-        [str(CLI), "serve", "--http", str(port)], env=setup.env(), stderr=subprocess.PIPE
-    )
-    try:
-        await anyio.to_thread.run_sync(_wait_listening, port, process)
-        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+    async with http_gateway(setup) as gateway:
+        async with http_client(gateway.url, key) as client:
             resolved = answer(
                 await client.call_tool("resolve_intent", {"query": "echo a weather station reading"})
             )
@@ -280,13 +261,79 @@ async def test_over_streamable_http_an_agent_resolves_activates_and_calls_and_si
             )
             assert text(result) == "over http"
         running = marked_pids(setup.mark) - before
-        assert process.pid in running and len(running) >= 2
-        process.send_signal(signal.SIGTERM)
+        assert gateway.process.pid in running and len(running) >= 2
+        gateway.process.send_signal(signal.SIGTERM)
         assert await anyio.to_thread.run_sync(wait_exited, running, 20) == set()
-        assert process.wait(5) in (0, -signal.SIGTERM)  # uvicorn re-raises the signal after its shutdown
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        if process.stderr is not None:
-            process.stderr.close()
+        # uvicorn re-raises the signal after its shutdown
+        assert gateway.process.wait(5) in (0, -signal.SIGTERM)
+
+
+# --------------------------------------------------------------------------- API keys over HTTP
+
+
+def _error(response: httpx2.Response) -> dict[str, str]:
+    body = response.json()
+    assert set(body) == {"error"} and set(body["error"]) == {"code", "message", "hint"}, body
+    error = body["error"]
+    assert isinstance(error, dict)
+    return error
+
+
+async def test_the_http_gateway_answers_401_with_a_json_error_to_a_request_without_a_key(
+    setup: GatewaySetup,
+) -> None:
+    async with http_gateway(setup) as gateway:
+        missing = await post_initialize(gateway.url)
+        stream = await post_initialize(gateway.url.removesuffix("/mcp") + "/anything")
+        basic = await post_initialize(gateway.url, {"Authorization": "Basic dXNlcjpwYXNz"})
+        forged = await post_initialize(gateway.url, bearer("tsk_000000000000_" + "x" * 43))
+    for response in (missing, stream, basic, forged):
+        assert response.status_code == 401, response.text
+        assert response.headers["www-authenticate"] == "Bearer"
+        assert response.headers["content-type"] == "application/json"
+        assert _error(response)["code"] == "unauthorized"
+    assert "Authorization: Bearer" in _error(missing)["message"]
+    assert "keys create" in _error(missing)["hint"]
+    assert "not valid" in _error(forged)["message"]
+
+
+async def test_a_revoked_key_is_refused_with_401_even_inside_a_session_it_opened(
+    setup: GatewaySetup,
+) -> None:
+    created = create_key(setup, "soon-revoked", role="viewer")
+    async with http_gateway(setup) as gateway:
+        async with http_client(gateway.url, created["key"]) as client:
+            assert "resolve_intent" in tool_names(await client.list_tools())
+            revoke_key(setup, created["id"])
+            with pytest.raises(MCPError):
+                await client.list_tools()
+        refused = await post_initialize(gateway.url, bearer(created["key"]))
+    assert refused.status_code == 401 and refused.headers["www-authenticate"] == "Bearer"
+    error = _error(refused)
+    assert error["code"] == "unauthorized" and "was revoked" in error["message"]
+
+
+async def test_a_key_without_the_read_scope_is_refused_with_403_naming_the_scope(
+    setup: GatewaySetup,
+) -> None:
+    importer = create_key(setup, "importer", role="editor", scopes=("import",))
+    assert importer["scopes"] == ["import"]
+    async with http_gateway(setup) as gateway:
+        refused = await post_initialize(gateway.url, bearer(importer["key"]))
+    assert refused.status_code == 403 and "www-authenticate" not in refused.headers
+    error = _error(refused)
+    assert error["code"] == "forbidden" and "'read'" in error["message"]
+    assert "viewer" in error["hint"]
+
+
+async def test_a_viewer_key_lists_and_calls_tools_over_http(setup: GatewaySetup) -> None:
+    key = create_key(setup, "viewer", role="viewer")["key"]
+    async with http_gateway(setup) as gateway, http_client(gateway.url, key) as client:
+        assert tool_names(await client.list_tools()) >= {"resolve_intent", "activate_power", "call_tool"}
+        activated = answer(await client.call_tool("activate_power", {"name": "weather"}))
+        assert activated["ready"] is True
+        assert "weather__echo" in tool_names(await client.list_tools())
+        echoed = await client.call_tool("weather__echo", {"text": "with a key"})
+        assert not echoed.is_error and text(echoed) == "with a key"
+        stopped = answer(await client.call_tool("deactivate_power", {"name": "weather"}))
+        assert stopped["status"] == "deactivated"

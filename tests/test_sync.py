@@ -154,7 +154,7 @@ def test_two_syncs_never_overlap(settings: Settings) -> None:
         with pytest.raises(LockedError, match=f"pid {os.getpid()}"):
             run_sync(container)
         result = CliRunner().invoke(app, ["sync"], env={"TOOL_SELECTOR_DATA_DIR": str(settings.data_dir)})
-        assert result.exit_code == 13, result.output
+        assert result.exit_code == 14, result.output
 
 
 def test_the_cli_prints_a_json_summary_and_exits_non_zero_only_on_failure(tmp_path: Path) -> None:

@@ -6,7 +6,10 @@
     │   ├── CatalogFileError               a catalog or dataset file is missing, unreadable or malformed
     │   ├── NotFoundError                  a named server, tool, dataset or index does not exist
     │   ├── IndexMissingError              the search index has not been built (or is for another catalog)
-    │   └── CalibrationError               the confidence calibration file is missing or malformed
+    │   ├── CalibrationError               the confidence calibration file is missing or malformed
+    │   ├── ConflictError                  the request clashes with what is stored (exists, has tools)
+    │   ├── AuthError                      no API key, or one that is unknown or revoked
+    │   └── ForbiddenError                 the API key lacks the scope the request needs
     └── WorldError                         something outside us failed; retrying later may help
         ├── BackendUnavailableError        the search backend cannot be reached
         ├── EmbedderError                  the embedding model could not be loaded or run
@@ -58,6 +61,18 @@ class IndexMissingError(ConfigurationError):
 
 class CalibrationError(ConfigurationError):
     """The confidence calibration file is missing or malformed."""
+
+
+class ConflictError(ConfigurationError):
+    """The request clashes with what is stored: the name exists, or a server still has tools."""
+
+
+class AuthError(ConfigurationError):
+    """No API key was sent, or it is unknown or revoked."""
+
+
+class ForbiddenError(ConfigurationError):
+    """The API key is valid but lacks the scope the request needs."""
 
 
 class WorldError(ToolSelectorError):

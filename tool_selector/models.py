@@ -67,6 +67,8 @@ class ServerRecord(ServerSpec):
     creation_method: CreationMethod
     created_at: datetime
     updated_at: datetime
+    created_by: str = ""
+    modified_by: str = ""
     tool_count: int = 0
 
 
@@ -75,6 +77,8 @@ class ToolRecord(ToolSpec):
     creation_method: CreationMethod
     created_at: datetime
     updated_at: datetime
+    created_by: str = ""
+    modified_by: str = ""
 
 
 class ToolDocument(BaseModel):

@@ -231,24 +231,31 @@ def read_client_config(path: Path) -> ImportedServers:
         )
     result = ImportedServers()
     for name, entry in found.items():
-        if not isinstance(entry, dict):
-            result.skipped[name] = "the entry is not a JSON object"
-            continue
-        if not re.match(NAME_PATTERN, name):
-            result.skipped[name] = "the name has characters tool-selector does not accept"
-            continue
-        kind = entry.get("type") or entry.get("transport")
-        if kind == "sse":
-            result.skipped[name] = "SSE servers are not supported; use the server's streamable HTTP url"
-            continue
-        known = set(ServerConfig.model_fields)
-        fields = {k: v for k, v in entry.items() if k in known}
-        if kind in ("streamableHttp", "streamable_http"):
-            fields["type"] = "streamable-http"
         try:
-            config = ServerConfig.model_validate(fields)
+            result.servers[name] = client_entry_config(name, entry, path.parent.resolve())
         except ValidationError as exc:
             result.skipped[name] = _format_errors(exc)
-            continue
-        result.servers[name] = _absolute_command(config, path.parent.resolve())
+        except ValueError as exc:
+            result.skipped[name] = str(exc)
     return result
+
+
+def client_entry_config(name: str, entry: Any, base: Path | None = None) -> ServerConfig:
+    """One ``mcpServers`` entry of another client's configuration, as tool-selector runs it.
+
+    Client-specific keys are dropped. Raises ValueError saying why it cannot be run (a pydantic
+    ValidationError, itself a ValueError, for bad fields). A relative command is made absolute
+    against ``base`` when one is given."""
+    if not isinstance(entry, dict):
+        raise ValueError("the entry is not a JSON object")
+    if not re.match(NAME_PATTERN, name):
+        raise ValueError("the name has characters tool-selector does not accept")
+    kind = entry.get("type") or entry.get("transport")
+    if kind == "sse":
+        raise ValueError("SSE servers are not supported; use the server's streamable HTTP url")
+    known = set(ServerConfig.model_fields)
+    fields = {k: v for k, v in entry.items() if k in known}
+    if kind in ("streamableHttp", "streamable_http"):
+        fields["type"] = "streamable-http"
+    config = ServerConfig.model_validate(fields)
+    return _absolute_command(config, base) if base is not None else config

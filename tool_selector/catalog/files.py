@@ -2,16 +2,20 @@
 
 ``servers.json``: a list of ``{"name", "description", ...}`` (other keys are kept as metadata).
 ``tools.json``: a list of ``{"server", "name", "description", "input_schema"}``.
-Every problem is reported as a CatalogFileError naming the file, the item and the field.
+
+The item checks here are shared with the batch readers of ``batch.py``: every problem is collected
+(up to ``MAX_PROBLEMS``) as a ``BatchProblem`` naming the file or list, the item and the field, and
+one CatalogFileError reports them all. Nothing is returned unless every item is valid.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from tool_selector.errors import CatalogFileError
 from tool_selector.models import ServerSpec, ToolSpec
@@ -20,22 +24,191 @@ FORMAT_HINT = (
     "A catalog folder holds servers.json (a list of {name, description, ...}) and tools.json "
     "(a list of {server, name, description, input_schema})."
 )
+MAX_PROBLEMS = 200
+_SHOWN = 5
+_TOOL_KEYS = ("server", "name", "description", "input_schema", "annotations")
+
+
+class BatchProblem(BaseModel):
+    """One thing wrong with a catalog file or batch, and where it is."""
+
+    section: str | None = None  # the list or file the item is in: "servers", "tools", ".../tools.json"
+    line: int | None = None  # 1-based line of a CSV row
+    item: int | None = None  # 0-based index in a JSON list
+    name: str | None = None  # the server (mcpServers) or tool id the problem is about, when known
+    field: str | None = None
+    message: str
+
+    def describe(self) -> str:
+        """The problem as one line: where it is, then what is wrong."""
+        parts = [self.section] if self.section else []
+        parts += [f"{k} {v}" for k, v in (("line", self.line), ("item", self.item)) if v is not None]
+        if self.name is not None:
+            parts.append(
+                f"({self.name})" if self.line is not None or self.item is not None else repr(self.name)
+            )
+        if not parts:
+            return self.message
+        separator = " " if self.message.startswith(("is ", "lists ")) else ": "
+        return " ".join(parts) + separator + self.message
+
+
+class Problems:
+    """Collects problems; keeps the first MAX_PROBLEMS and counts them all."""
+
+    def __init__(self) -> None:
+        self.kept: list[BatchProblem] = []
+        self.total = 0
+
+    def add(self, message: str, **where: Any) -> None:
+        self.total += 1
+        if len(self.kept) < MAX_PROBLEMS:
+            self.kept.append(BatchProblem(message=message, **where))
+
+    def add_validation(
+        self, exc: ValidationError, renames: dict[str, str] | None = None, **where: Any
+    ) -> None:
+        """One problem per error; ``renames`` maps model fields to the names the file uses."""
+        for err in exc.errors():
+            field = ".".join(str(p) for p in err["loc"]) or None
+            field = (renames or {}).get(field or "", field)
+            self.add(f"field {field}: {err['msg']}" if field else err["msg"], field=field, **where)
+
+    def raise_if_any(self, source: str, hint: str) -> None:
+        if not self.total:
+            return
+        shown = "; ".join(p.describe() for p in self.kept[:_SHOWN])
+        more = f" (and {self.total - _SHOWN} more)" if self.total > _SHOWN else ""
+        plural = "problem" if self.total == 1 else "problems"
+        raise CatalogFileError(
+            f"{source} has {self.total} {plural}, so none of it is used: {shown}{more}.",
+            hint=hint,
+            problems=[p.model_dump() for p in self.kept],
+            problem_count=self.total,
+        )
+
+
+def _server(item: Any, problems: Problems, where: dict[str, Any]) -> ServerSpec | None:
+    if not isinstance(item, dict):
+        problems.add("is not an object", **where)
+        return None
+    if "name" not in item:
+        problems.add("field name is missing", field="name", **where)
+        return None
+    fields = {k: item[k] for k in ("name", "description") if k in item}
+    metadata = {k: v for k, v in item.items() if k not in ("name", "description")}
+    try:
+        return ServerSpec(**fields, metadata=metadata)
+    except ValidationError as exc:
+        problems.add_validation(exc, **where)
+        return None
+
+
+def check_servers(items: Sequence[Any], problems: Problems, section: str) -> list[ServerSpec]:
+    """Servers in the benchmark format; unknown keys become metadata; a name listed twice is a problem."""
+    servers: list[ServerSpec] = []
+    seen: set[str] = set()
+    for index, item in enumerate(items):
+        where: dict[str, Any] = {"section": section, "item": index}
+        server = _server(item, problems, where)
+        if server is None:
+            continue
+        if server.name in seen:
+            problems.add(f"server {server.name!r} is listed twice", field="name", **where)
+            continue
+        seen.add(server.name)
+        servers.append(server)
+    return servers
+
+
+def listed_names(items: Sequence[Any]) -> set[str]:
+    """The names the items give, valid or not (so a tool is not blamed for its server's problem)."""
+    return {item["name"] for item in items if isinstance(item, dict) and isinstance(item.get("name"), str)}
+
+
+def _tool(item: Any, problems: Problems, where: dict[str, Any]) -> ToolSpec | None:
+    if not isinstance(item, dict):
+        problems.add("is not an object", **where)
+        return None
+    missing = [k for k in ("server", "name") if k not in item]
+    if missing:
+        problems.add(f"missing field(s) {', '.join(missing)}", field=missing[0], **where)
+        return None
+    known = {k: item[k] for k in _TOOL_KEYS if k in item}
+    if known.get("input_schema") is None:
+        known["input_schema"] = {}
+    try:
+        return ToolSpec(**known)
+    except ValidationError as exc:
+        problems.add_validation(exc, name=f"{item.get('server')}::{item.get('name')}", **where)
+        return None
+
+
+def check_tools(
+    items: Sequence[Any], servers: Collection[str], problems: Problems, section: str, servers_source: str
+) -> list[ToolSpec]:
+    """Tools in the benchmark format; each must name one of ``servers``; an id listed twice is a problem."""
+    tools: list[ToolSpec] = []
+    seen: set[str] = set()
+    for index, item in enumerate(items):
+        where: dict[str, Any] = {"section": section, "item": index}
+        tool = _tool(item, problems, where)
+        if tool is None:
+            continue
+        if tool.server not in servers:
+            problems.add(
+                f"tool {tool.id!r} names server {tool.server!r}, which is not in {servers_source}",
+                field="server",
+                **where,
+            )
+        elif tool.id in seen:
+            problems.add(f"tool {tool.id!r} is listed twice", field="name", **where)
+        else:
+            seen.add(tool.id)
+            tools.append(tool)
+    return tools
+
+
+def decode_text(raw: bytes, source: str) -> str:
+    """UTF-8 text (a leading BOM dropped); otherwise an error naming the line and column."""
+    raw = raw.removeprefix(b"\xef\xbb\xbf")  # the BOM spreadsheets write
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line_start = raw.rfind(b"\n", 0, exc.start) + 1
+        line = raw.count(b"\n", 0, exc.start) + 1
+        column = len(raw[line_start : exc.start].decode("utf-8", errors="replace")) + 1
+        raise CatalogFileError(
+            f"{source} is not UTF-8 text: byte 0x{raw[exc.start]:02x} at line {line}, column {column}.",
+            hint="Save the file as UTF-8.",
+            line=line,
+            column=column,
+        ) from exc
+
+
+def load_json_text(text: str, source: str, hint: str) -> Any:
+    """Parsed JSON; otherwise an error naming the line and column."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CatalogFileError(
+            f"{source} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.",
+            hint=hint,
+            line=exc.lineno,
+            column=exc.colno,
+        ) from exc
+    except (ValueError, RecursionError) as exc:  # a huge integer, deep nesting
+        raise CatalogFileError(f"{source} is not usable JSON: {exc}.", hint=hint) from exc
 
 
 def _load_json_list(path: Path) -> list[Any]:
     if not path.is_file():
         raise CatalogFileError(f"Missing catalog file {path}.", hint=FORMAT_HINT, path=str(path))
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as exc:
-        raise CatalogFileError(f"{path} is not UTF-8 text: {exc}.", hint=FORMAT_HINT, path=str(path)) from exc
-    except json.JSONDecodeError as exc:
-        raise CatalogFileError(
-            f"{path} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.",
-            hint=FORMAT_HINT,
-            path=str(path),
-            line=exc.lineno,
-        ) from exc
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise CatalogFileError(f"Cannot read {path}: {exc}.", hint=FORMAT_HINT, path=str(path)) from exc
+    data = load_json_text(decode_text(raw, str(path)), str(path), FORMAT_HINT)
     if not isinstance(data, list):
         raise CatalogFileError(
             f"{path} must hold a JSON list, found {type(data).__name__}.", hint=FORMAT_HINT, path=str(path)
@@ -43,73 +216,25 @@ def _load_json_list(path: Path) -> list[Any]:
     return data
 
 
-def _describe(exc: ValidationError) -> str:
-    return "; ".join(
-        f"field {'.'.join(str(p) for p in err['loc']) or '(item)'}: {err['msg']}" for err in exc.errors()
-    )
+def read_catalog_dir(
+    folder: Path, known_servers: Collection[str] = frozenset()
+) -> tuple[list[ServerSpec], list[ToolSpec]]:
+    """Read and validate a catalog folder; nothing is returned unless every item is valid.
 
-
-def read_catalog_dir(folder: Path) -> tuple[list[ServerSpec], list[ToolSpec]]:
-    """Read and validate a catalog folder; nothing is returned unless every item is valid."""
+    A tool may name a server of ``servers.json`` or one of ``known_servers`` (already in the catalog).
+    """
     if not folder.exists():
         raise CatalogFileError(f"Catalog folder {folder} does not exist.", hint=FORMAT_HINT, path=str(folder))
     if not folder.is_dir():
         raise CatalogFileError(f"{folder} is not a folder.", hint=FORMAT_HINT, path=str(folder))
     servers_path, tools_path = folder / "servers.json", folder / "tools.json"
-    servers: list[ServerSpec] = []
-    seen_servers: set[str] = set()
-    for index, item in enumerate(_load_json_list(servers_path)):
-        if not isinstance(item, dict):
-            raise CatalogFileError(f"{servers_path} item {index} is not an object.", hint=FORMAT_HINT)
-        fields = {k: item[k] for k in ("name", "description") if k in item}
-        metadata = {k: v for k, v in item.items() if k not in ("name", "description")}
-        try:
-            server = ServerSpec(**fields, metadata=metadata)
-        except ValidationError as exc:
-            raise CatalogFileError(
-                f"{servers_path} item {index}: {_describe(exc)}.", hint=FORMAT_HINT, item=index
-            ) from exc
-        if "name" not in item:
-            raise CatalogFileError(f"{servers_path} item {index}: field name is missing.", hint=FORMAT_HINT)
-        if server.name in seen_servers:
-            raise CatalogFileError(
-                f"{servers_path} item {index}: server {server.name!r} is listed twice.", hint=FORMAT_HINT
-            )
-        seen_servers.add(server.name)
-        servers.append(server)
-    tools: list[ToolSpec] = []
-    seen_tools: set[str] = set()
-    for index, item in enumerate(_load_json_list(tools_path)):
-        if not isinstance(item, dict):
-            raise CatalogFileError(f"{tools_path} item {index} is not an object.", hint=FORMAT_HINT)
-        missing = [k for k in ("server", "name") if k not in item]
-        if missing:
-            raise CatalogFileError(
-                f"{tools_path} item {index}: missing field(s) {', '.join(missing)}.", hint=FORMAT_HINT
-            )
-        known = {
-            k: item[k] for k in ("server", "name", "description", "input_schema", "annotations") if k in item
-        }
-        if known.get("input_schema") is None:
-            known["input_schema"] = {}
-        try:
-            tool = ToolSpec(**known)
-        except ValidationError as exc:
-            raise CatalogFileError(
-                f"{tools_path} item {index} ({item.get('server')}::{item.get('name')}): {_describe(exc)}.",
-                hint=FORMAT_HINT,
-                item=index,
-            ) from exc
-        if tool.server not in seen_servers:
-            raise CatalogFileError(
-                f"{tools_path} item {index}: tool {tool.id!r} names server {tool.server!r}, "
-                f"which is not in {servers_path.name}.",
-                hint="Add the server to servers.json or fix the tool's server field.",
-            )
-        if tool.id in seen_tools:
-            raise CatalogFileError(f"{tools_path} item {index}: tool {tool.id!r} is listed twice.")
-        seen_tools.add(tool.id)
-        tools.append(tool)
-    if not servers:
-        raise CatalogFileError(f"{servers_path} lists no servers.", hint=FORMAT_HINT)
+    server_items, tool_items = _load_json_list(servers_path), _load_json_list(tools_path)
+    problems = Problems()
+    servers = check_servers(server_items, problems, str(servers_path))
+    names = listed_names(server_items) | set(known_servers)
+    where = servers_path.name + (" or the catalog" if known_servers else "")
+    tools = check_tools(tool_items, names, problems, str(tools_path), where)
+    if not server_items and not (known_servers and tool_items):
+        problems.add("lists no servers", section=str(servers_path))
+    problems.raise_if_any(f"Catalog folder {folder}", FORMAT_HINT)
     return servers, tools

@@ -11,7 +11,7 @@ import logging
 import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -36,7 +36,7 @@ from tool_selector.models import (
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 3  # 2 added profiles, enrichments, discovery; 3 gateway_sessions (additive upgrades)
+SCHEMA_VERSION = 4  # 2 profiles, enrichments, discovery; 3 gateway_sessions; 4 provenance, keys, audit, jobs
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -90,7 +90,44 @@ CREATE TABLE IF NOT EXISTS gateway_sessions (
     last_seen_at TEXT NOT NULL,
     data TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS api_keys (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    key_hash TEXT NOT NULL UNIQUE,
+    role TEXT NOT NULL,
+    scopes TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    created_by TEXT NOT NULL,
+    revoked_at TEXT,
+    last_used_at TEXT
+);
+CREATE TABLE IF NOT EXISTS audit (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    at TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    action TEXT NOT NULL,
+    target TEXT NOT NULL,
+    before_hash TEXT,
+    after_hash TEXT,
+    details TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS jobs (
+    id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    state TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    created_by TEXT NOT NULL,
+    data TEXT NOT NULL
+);
 """
+
+# columns added after version 1: (table, column, declaration); added by ALTER TABLE when missing
+_ADDED_COLUMNS = (
+    ("servers", "created_by", "TEXT NOT NULL DEFAULT ''"),
+    ("servers", "modified_by", "TEXT NOT NULL DEFAULT ''"),
+    ("tools", "created_by", "TEXT NOT NULL DEFAULT ''"),
+    ("tools", "modified_by", "TEXT NOT NULL DEFAULT ''"),
+)
 
 
 class ImportSummary(BaseModel):
@@ -115,13 +152,16 @@ class CatalogStore:
         self.path = path
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(str(path), timeout=30.0, isolation_level=None)
+            self._db = sqlite3.connect(
+                str(path), timeout=30.0, isolation_level=None, check_same_thread=False
+            )  # one connection per thread (services/container.py); closed from any thread
             self._db.row_factory = sqlite3.Row
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
             self._db.executescript(_SCHEMA)  # idempotent DDL; executescript commits on its own
             with self._transaction():
+                self._add_columns()
                 self._check_schema_version()
         except sqlite3.DatabaseError as exc:
             raise StoreError(
@@ -145,6 +185,11 @@ class CatalogStore:
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """BEGIN IMMEDIATE ... COMMIT; inside an open transaction it joins it (the outer one commits or
+        rolls back everything, which makes a batch of single writes all-or-nothing)."""
+        if self._db.in_transaction:
+            yield self._db
+            return
         self._db.execute("BEGIN IMMEDIATE")
         try:
             yield self._db
@@ -153,6 +198,21 @@ class CatalogStore:
             raise
         else:
             self._db.execute("COMMIT")
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        """The connection, for the registry and admin tables (catalog/registry.py, catalog/admin.py)."""
+        return self._db
+
+    def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+        """One write transaction (BEGIN IMMEDIATE ... COMMIT, rolled back on any exception)."""
+        return self._transaction()
+
+    def _add_columns(self) -> None:
+        for table, column, declaration in _ADDED_COLUMNS:
+            present = {r["name"] for r in self._db.execute(f"PRAGMA table_info({table})")}
+            if column not in present:
+                self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
 
     def _check_schema_version(self) -> None:
         row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
@@ -178,6 +238,7 @@ class CatalogStore:
         *,
         creation_method: CreationMethod,
         prune: bool = False,
+        actor: str = "",
     ) -> ImportSummary:
         """Insert or update servers and their tools in one transaction.
 
@@ -205,7 +266,7 @@ class CatalogStore:
         now = _now()
         with self._transaction() as db:
             for server in servers:
-                self._upsert_server(db, server, by_server[server.name], creation_method, now, summary)
+                self._upsert_server(db, server, by_server[server.name], creation_method, now, summary, actor)
             if prune:
                 listed = set(by_server)
                 for row in db.execute("SELECT name FROM servers").fetchall():
@@ -222,6 +283,7 @@ class CatalogStore:
         method: CreationMethod,
         now: str,
         summary: ImportSummary,
+        actor: str,
     ) -> None:
         new_hash = server_hash(t.compute_hash() for t in tools)
         row = db.execute(
@@ -230,8 +292,9 @@ class CatalogStore:
         metadata = json.dumps(server.metadata, sort_keys=True, ensure_ascii=False)
         if row is None:
             db.execute(
-                "INSERT INTO servers VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (server.name, server.description, metadata, new_hash, method.value, now, now),
+                "INSERT INTO servers(name, description, metadata, content_hash, creation_method, created_at, "
+                "updated_at, created_by, modified_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (server.name, server.description, metadata, new_hash, method.value, now, now, actor, actor),
             )
             summary.servers_added += 1
         elif (row["content_hash"], row["description"], row["metadata"]) != (
@@ -240,8 +303,9 @@ class CatalogStore:
             metadata,
         ):
             db.execute(
-                "UPDATE servers SET description=?, metadata=?, content_hash=?, updated_at=? WHERE name=?",
-                (server.description, metadata, new_hash, now, server.name),
+                "UPDATE servers SET description=?, metadata=?, content_hash=?, updated_at=?, modified_by=? "
+                "WHERE name=?",
+                (server.description, metadata, new_hash, now, actor, server.name),
             )
             summary.servers_changed += 1
         else:
@@ -261,15 +325,17 @@ class CatalogStore:
             )
             if tool.id not in existing:
                 db.execute(
-                    "INSERT INTO tools VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (tool.id, tool.server, tool.name, *values, method.value, now, now),
+                    "INSERT INTO tools(id, server, name, description, input_schema, annotations, "
+                    "content_hash, creation_method, created_at, updated_at, created_by, modified_by) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (tool.id, tool.server, tool.name, *values, method.value, now, now, actor, actor),
                 )
                 summary.tools_added += 1
             elif existing[tool.id] != values[3]:
                 db.execute(
                     "UPDATE tools SET description=?, input_schema=?, annotations=?, content_hash=?, "
-                    "updated_at=? WHERE id=?",
-                    (*values, now, tool.id),
+                    "updated_at=?, modified_by=? WHERE id=?",
+                    (*values, now, actor, tool.id),
                 )
                 summary.tools_changed += 1
             else:

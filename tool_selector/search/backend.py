@@ -52,6 +52,10 @@ class SearchBackend(Protocol):
         """Ranked hits; each carries the fused score and the raw keyword and vector scores."""
         ...
 
+    def refresh(self) -> bool:
+        """Pick up writes other processes made since the last look; True when something changed."""
+        ...
+
     def close(self) -> None: ...
 
 

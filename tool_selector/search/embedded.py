@@ -92,6 +92,7 @@ class EmbeddedBackend:
         self.dim = dim
         self._lock = threading.RLock()
         self._state = _State(docs=[], pos={}, vectors=np.zeros((0, dim), dtype=np.float32))
+        self._generation: str | None = None
         self._load()
 
     # -- persistence ----------------------------------------------------------------------------
@@ -124,6 +125,16 @@ class EmbeddedBackend:
             docs = [ToolDocument.model_validate_json(line) for line in fh if line.strip()]
         vectors = np.load(generation / "vectors.npy")
         self._state = _State(docs=docs, pos={d.id: i for i, d in enumerate(docs)}, vectors=vectors)
+        self._generation = generation.name
+
+    def refresh(self) -> bool:
+        """Load the index another process wrote since we last looked; True when it changed."""
+        with self._lock:
+            generation = self._current()
+            if generation is None or generation.name == self._generation:
+                return False
+            self._load()
+            return True
 
     def _persist(self, state: _State) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -149,6 +160,7 @@ class EmbeddedBackend:
             pointer_tmp = self.directory / f"CURRENT.{name}.tmp"
             pointer_tmp.write_text(name, encoding="utf-8")
             os.replace(pointer_tmp, self.directory / "CURRENT")
+            self._generation = name
         except OSError as exc:
             shutil.rmtree(tmp, ignore_errors=True)
             raise StoreError(f"Cannot write the index at {self.directory}: {exc}.") from exc

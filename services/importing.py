@@ -1,0 +1,212 @@
+"""Use case: import a batch of servers and tools (catalog JSON, CSV or an mcpServers config), all or
+nothing, with the same near-duplicate matching as single registration (services/registry.py).
+
+Per item the outcome is ``created``, ``updated`` (same id, new content), ``matched`` (same content,
+or a near-duplicate in ``auto`` mode), or ``skipped`` (``match_only`` without a match; an mcpServers
+entry already configured differently). Any error rolls the whole batch back: the catalog, the index
+and the server configuration stay exactly as they were.
+
+Servers from an mcpServers config go into the operator's server configuration switched off
+(``enabled: false``): a command reaching us through the API is never run until an operator turns it
+on with ``tool-selector servers enable NAME``.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from typing import Literal
+
+from pydantic import BaseModel, Field
+from tool_selector.catalog.batch import ImportBatch
+
+from services.container import Container
+from services.registry import DuplicateFinder, MatchingMode, MatchScope, refresh
+from tool_selector.catalog import registry
+from tool_selector.catalog.admin import AuditRecord, write_audit
+from tool_selector.errors import CatalogFileError, NotFoundError
+from tool_selector.hashing import sha256_of
+from tool_selector.models import CreationMethod, ServerSpec, ToolSpec
+from tool_selector.servers_config import ServersFile, load_servers, save_servers
+
+logger = logging.getLogger(__name__)
+
+Outcome = Literal["created", "updated", "matched", "skipped"]
+
+
+class ImportItem(BaseModel):
+    kind: Literal["server", "tool", "config"]
+    id: str
+    outcome: Outcome
+    matched_to: str | None = None
+    similarity: float | None = None
+    reason: str = ""
+
+
+class ImportCounts(BaseModel):
+    created: int = 0
+    updated: int = 0
+    matched: int = 0
+    skipped: int = 0
+    errors: int = 0
+
+
+class ImportResult(BaseModel):
+    format: str
+    matching_mode: MatchingMode
+    counts: ImportCounts = Field(default_factory=ImportCounts)
+    items: list[ImportItem] = Field(default_factory=list)
+    errors: list[dict[str, object]] = Field(default_factory=list)
+    note: str = ""
+
+
+def _count(result: ImportResult, item: ImportItem) -> None:
+    result.items.append(item)
+    setattr(result.counts, item.outcome, getattr(result.counts, item.outcome) + 1)
+
+
+def _server(container: Container, spec: ServerSpec, actor: str, result: ImportResult) -> None:
+    store = container.store
+    try:
+        existing = store.get_server(spec.name)
+    except NotFoundError:
+        registry.create_server(store, spec, method=CreationMethod.IMPORTED, actor=actor)
+        _count(result, ImportItem(kind="server", id=spec.name, outcome="created"))
+        return
+    if (existing.description, existing.metadata) == (spec.description, spec.metadata):
+        _count(result, ImportItem(kind="server", id=spec.name, outcome="matched"))
+        return
+    registry.update_server(
+        store, spec.name, description=spec.description, metadata=spec.metadata, actor=actor
+    )
+    _count(result, ImportItem(kind="server", id=spec.name, outcome="updated"))
+
+
+def _tool(
+    container: Container,
+    spec: ToolSpec,
+    mode: MatchingMode,
+    scope: MatchScope,
+    finder: DuplicateFinder,
+    actor: str,
+    result: ImportResult,
+) -> None:
+    store = container.store
+    try:
+        existing = store.get_tool(spec.id)
+    except NotFoundError:
+        existing = None
+    if existing is not None:
+        if (existing.content_hash, existing.annotations) == (spec.compute_hash(), spec.annotations):
+            _count(result, ImportItem(kind="tool", id=spec.id, outcome="matched", matched_to=spec.id))
+            return
+        registry.update_tool(
+            store,
+            spec.id,
+            description=spec.description,
+            input_schema=spec.input_schema,
+            annotations=spec.annotations,
+            actor=actor,
+        )
+        _count(result, ImportItem(kind="tool", id=spec.id, outcome="updated"))
+        return
+    if mode != "force_create":
+        match = finder.best(spec, scope)
+        if match is not None:
+            item = ImportItem(
+                kind="tool",
+                id=spec.id,
+                outcome="matched",
+                matched_to=match.tool_id,
+                similarity=match.similarity,
+            )
+            _count(result, item)
+            return
+        if mode == "match_only":
+            _count(result, ImportItem(kind="tool", id=spec.id, outcome="skipped", reason="no match"))
+            return
+    registry.create_tool(store, spec, method=CreationMethod.IMPORTED, actor=actor)
+    _count(result, ImportItem(kind="tool", id=spec.id, outcome="created"))
+
+
+def _configs(container: Container, batch: ImportBatch, result: ImportResult) -> ServersFile | None:
+    """Add mcpServers entries to the configuration, switched off; returns the file to save, if any."""
+    servers = load_servers(container.settings.servers_path)
+    changed = False
+    for name, config in batch.server_configs.items():
+        pending = config.model_copy(update={"enabled": False})
+        existing = servers.mcpServers.get(name)
+        if existing is not None:
+            same = existing.model_copy(update={"enabled": False}) == pending
+            reason = "" if same else "already configured differently; the configured entry was kept"
+            _count(
+                result,
+                ImportItem(kind="config", id=name, outcome="matched" if same else "skipped", reason=reason),
+            )
+            continue
+        servers.mcpServers[name] = pending
+        changed = True
+        _count(result, ImportItem(kind="config", id=name, outcome="created", reason="added switched off"))
+    return servers if changed else None
+
+
+def import_batch(
+    container: Container,
+    batch: ImportBatch,
+    *,
+    mode: MatchingMode = "auto",
+    scope: MatchScope = "server",
+    actor: str,
+) -> ImportResult:
+    """Apply a parsed batch in one transaction; raises (and stores nothing) on the first failure."""
+    result = ImportResult(format=batch.format, matching_mode=mode)
+    store = container.store
+    finder = DuplicateFinder(container)
+    if batch.server_configs:
+        servers_file = _configs(container, batch, result)
+        if servers_file is not None:
+            save_servers(container.settings.servers_path, servers_file)
+            added = [i.id for i in result.items if i.kind == "config" and i.outcome == "created"]
+            with store.transaction() as db:
+                write_audit(
+                    db,
+                    AuditRecord(
+                        at=datetime.now(UTC),
+                        actor=actor,
+                        action="config.import",
+                        target="servers.json",
+                        after_hash=sha256_of(servers_file.model_dump(mode="json")),
+                        details={"added_switched_off": added},
+                    ),
+                )
+        result.note = (
+            "Servers from an mcpServers config are added switched off; enable each with "
+            "`tool-selector servers enable NAME`, then run `tool-selector sync`."
+        )
+        return result
+    with store.transaction() as db:
+        for server in batch.servers:
+            _server(container, server, actor, result)
+        for index, tool in enumerate(batch.tools):
+            try:
+                _tool(container, tool, mode, scope, finder, actor, result)
+            except NotFoundError as exc:
+                raise CatalogFileError(
+                    f"Tool {tool.id!r} (item {index}) names server {tool.server!r}, which is neither in this "
+                    "batch nor in the catalog.",
+                    hint="Add the server to the batch; nothing was stored.",
+                    problems=[{"item": index, "field": "server", "message": str(exc)}],
+                ) from exc
+        write_audit(
+            db,
+            AuditRecord(
+                at=datetime.now(UTC),
+                actor=actor,
+                action="catalog.import",
+                target=f"batch:{batch.format}",
+                after_hash=store.catalog_hash(),
+                details=result.counts.model_dump(),
+            ),
+        )
+    refresh(container)
+    return result

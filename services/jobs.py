@@ -1,0 +1,80 @@
+"""Background jobs (sync, import): one worker thread, state kept in the catalog store.
+
+A job's record is written when it is queued, when it starts and when it ends, so ``GET /jobs/{id}``
+answers from any process, and a job left running by a process that died is reported as interrupted
+at the next start.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import UTC, datetime
+
+from pydantic import BaseModel
+
+from services.container import Container
+from tool_selector.catalog import admin
+from tool_selector.catalog.admin import JobRecord
+from tool_selector.errors import ToolSelectorError
+
+logger = logging.getLogger(__name__)
+
+
+def error_json(exc: BaseException) -> dict[str, object]:
+    """An error as a job stores it; ``type`` names the class in tool_selector/errors.py."""
+    if isinstance(exc, ToolSelectorError):
+        return {"type": type(exc).__name__, "message": exc.message, "hint": exc.hint, "details": exc.details}
+    return {"type": "InternalError", "message": f"{type(exc).__name__}: {exc}", "hint": "Tell the operator."}
+
+
+class JobRunner:
+    def __init__(self, container: Container) -> None:
+        self.container = container
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="job")
+        self._futures: dict[str, Future[None]] = {}
+        admin.interrupt_unfinished_jobs(container.store)
+
+    def submit(self, kind: str, actor: str, work: Callable[[], BaseModel]) -> JobRecord:
+        job = JobRecord(
+            id=secrets.token_hex(8),
+            kind=kind,
+            state="queued",
+            created_at=datetime.now(UTC),
+            created_by=actor,
+        )
+        admin.put_job(self.container.store, job)
+        self._futures[job.id] = self._pool.submit(self._run, job, work)
+        return job
+
+    def _run(self, job: JobRecord, work: Callable[[], BaseModel]) -> None:
+        store = self.container.store
+        job.state, job.started_at = "running", datetime.now(UTC)
+        admin.put_job(store, job)
+        try:
+            result = work()
+        except BaseException as exc:  # a job must always end with a state
+            if not isinstance(exc, ToolSelectorError):
+                logger.exception("job %s (%s) failed", job.id, job.kind)
+            job.state, job.error = "failed", error_json(exc)
+            if isinstance(exc, ToolSelectorError) and "problems" in exc.details:
+                job.result = {"counts": {"errors": len(exc.details["problems"])}}
+        else:
+            job.state, job.result = "succeeded", result.model_dump(mode="json")
+        job.finished_at = datetime.now(UTC)
+        admin.put_job(store, job)
+
+    def get(self, job_id: str) -> JobRecord:
+        return admin.get_job(self.container.store, job_id)
+
+    def wait(self, job_id: str, timeout: float | None = None) -> JobRecord:
+        """Block until a job of this process ends (for the CLI and tests)."""
+        future = self._futures.get(job_id)
+        if future is not None:
+            future.result(timeout=timeout)
+        return self.get(job_id)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)

@@ -1,0 +1,301 @@
+"""The use cases behind the REST API, for one long-running process.
+
+Reads (resolve, search, status) run concurrently. Writes (registration, import, sync, re-profile)
+take one write lock, so two of them never interleave; a write waits for the lock up to
+``WRITE_WAIT_S`` and then fails with LockedError (409) naming what holds it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, Field
+
+from services import importing, registry
+from services.container import Container
+from services.jobs import JobRunner
+from services.resolving import ResolveService
+from services.sync import SyncSummary, last_sync, run_sync
+from tool_selector.catalog.admin import JobRecord
+from tool_selector.catalog.batch import ImportBatch
+from tool_selector.errors import LockedError
+from tool_selector.models import (
+    Decision,
+    DiscoveryStatus,
+    Resolution,
+    SearchMode,
+    ServerProfile,
+    ToolCandidate,
+    ToolRecord,
+)
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+WRITE_WAIT_S = 30.0
+RELOAD_CHECK_S = 1.0
+ANSWER_CACHE_SIZE = 4096
+
+
+class ToolEnrichmentState(BaseModel):
+    id: str
+    name: str
+    content_hash: str
+    enrichment: Literal["current", "stale", "missing"]
+    enricher: str | None = None
+    updated_at: datetime
+
+
+class ServerStatus(BaseModel):
+    name: str
+    creation_method: str
+    description: str
+    content_hash: str
+    profile_hash: str | None
+    profile_last_updated: datetime | None
+    profiler: str | None
+    profile: ServerProfile | None
+    updated_at: datetime
+    discovery: DiscoveryStatus | None
+    enrichment: dict[str, int] = Field(description="tools per state: current, stale, missing")
+    tools: list[ToolEnrichmentState]
+
+
+class EnrichmentStats(BaseModel):
+    servers: int
+    tools: int
+    servers_profiled: int
+    tools_enriched: dict[str, int] = Field(description="current, stale, missing")
+    enrichers: dict[str, int] = Field(description="current enrichments per enricher")
+    discovery: dict[str, int] = Field(description="configured servers per state: ok, stale, failed")
+    index_current: bool
+    last_sync: SyncSummary | None
+
+
+class Health(BaseModel):
+    status: Literal["ok", "degraded"]
+    backend: str
+    backend_reachable: bool
+    backend_error: str = ""
+    indexed_tools: int
+    index_current: bool
+    last_sync_at: datetime | None
+    last_sync_ok: bool | None
+    stale_servers: list[str]
+    failed_servers: list[str]
+
+
+class Operations:
+    def __init__(self, container: Container) -> None:
+        self.container = container
+        self.jobs = JobRunner(container)
+        self._write_lock = threading.Lock()
+        self._writer = ""
+        self._resolver: ResolveService | None = None
+        self._resolver_hash: str | None = None
+        self._checked_at = 0.0
+        self._resolver_lock = threading.Lock()
+        self._answers: OrderedDict[tuple[str, str, int], tuple[Resolution, Decision]] = OrderedDict()
+        self._answers_lock = threading.Lock()
+
+    def close(self) -> None:
+        self.jobs.close()
+
+    # -- writes ----------------------------------------------------------------------------------
+
+    @contextmanager
+    def _writing(self, what: str) -> Iterator[None]:
+        if not self._write_lock.acquire(timeout=WRITE_WAIT_S):
+            raise LockedError(
+                f"Another write is in progress ({self._writer}).",
+                hint="Retry when it has finished; GET /api/v1/jobs/{id} shows a job's state.",
+            )
+        self._writer = what
+        try:
+            yield
+        finally:
+            self._writer = ""
+            self._write_lock.release()
+            self._checked_at = 0.0  # look for the new index at the next read
+
+    def write(self, what: str, work: Callable[[], T]) -> T:
+        with self._writing(what):
+            return work()
+
+    def submit(self, kind: str, actor: str, work: Callable[[], BaseModel]) -> JobRecord:
+        def locked() -> BaseModel:
+            with self._writing(f"{kind} job"):
+                return work()
+
+        return self.jobs.submit(kind, actor, locked)
+
+    def submit_sync(self, actor: str) -> JobRecord:
+        return self.submit("sync", actor, lambda: run_sync(self.container))
+
+    def submit_import(
+        self, batch: ImportBatch, *, mode: registry.MatchingMode, scope: registry.MatchScope, actor: str
+    ) -> JobRecord:
+        return self.submit(
+            "import",
+            actor,
+            lambda: importing.import_batch(self.container, batch, mode=mode, scope=scope, actor=actor),
+        )
+
+    def reprofile(self, name: str) -> ServerStatus:
+        registry.require_server_named(self.container, name)
+        self.write(f"re-profile of {name}", lambda: registry.refresh(self.container, force=frozenset({name})))
+        return self.server_status(name)
+
+    # -- reads -----------------------------------------------------------------------------------
+
+    def resolver(self) -> ResolveService:
+        """The resolver, rebuilt when the index changed (here or in another process)."""
+        now = time.monotonic()
+        if self._resolver is not None and now - self._checked_at < RELOAD_CHECK_S:
+            return self._resolver
+        with self._resolver_lock:
+            self._checked_at = now
+            current = self.container.store.get_meta("index_catalog_hash")
+            if self._resolver is None or current != self._resolver_hash:
+                self.container.backend.refresh()
+                self._resolver, self._resolver_hash = ResolveService(self.container), current
+                with self._answers_lock:
+                    self._answers.clear()
+            return self._resolver
+
+    def cached_answer(self, query: str, mode: SearchMode, limit: int) -> tuple[Resolution, Decision] | None:
+        """The answer to a query asked before against the same index, if still remembered. Answers are
+        deterministic for one index, and agents repeat queries; the cache empties when the index changes."""
+        self.resolver()  # notices a new index (at most once a second) and empties the cache
+        with self._answers_lock:
+            found = self._answers.get((query, mode, limit))
+            if found is not None:
+                self._answers.move_to_end((query, mode, limit))
+            return found
+
+    def resolve(self, query: str, mode: SearchMode, limit: int) -> tuple[Resolution, Decision]:
+        found = self.cached_answer(query, mode, limit)
+        if found is not None:
+            return found
+        resolver = self.resolver()
+        answer = resolver.resolve_and_route(query, mode=mode, tools=limit, powers=limit)
+        with self._answers_lock:
+            if resolver is self._resolver:  # not computed against an index replaced meanwhile
+                self._answers[(query, mode, limit)] = answer
+                while len(self._answers) > ANSWER_CACHE_SIZE:
+                    self._answers.popitem(last=False)
+        return answer
+
+    def search_tools(self, query: str, mode: SearchMode, limit: int) -> list[ToolCandidate]:
+        resolution = self.resolver().container.resolver.resolve(query, mode=mode, tools=limit, powers=1)
+        return resolution.tools[:limit]
+
+    def tool(self, tool_id: str) -> ToolRecord:
+        return self.container.store.get_tool(tool_id)
+
+    def server_status(self, name: str) -> ServerStatus:
+        store = self.container.store
+        server = registry.require_server_named(self.container, name)
+        profile = store.get_profile(name)
+        states: list[ToolEnrichmentState] = []
+        for tool in store.list_tools(name):
+            enrichment = store.get_enrichment(tool.id)
+            state: Literal["current", "stale", "missing"] = (
+                "missing"
+                if enrichment is None
+                else "current"
+                if enrichment.tool_hash == tool.content_hash
+                else "stale"
+            )
+            states.append(
+                ToolEnrichmentState(
+                    id=tool.id,
+                    name=tool.name,
+                    content_hash=tool.content_hash,
+                    enrichment=state,
+                    enricher=enrichment.enricher if enrichment else None,
+                    updated_at=tool.updated_at,
+                )
+            )
+        counts = {k: sum(1 for t in states if t.enrichment == k) for k in ("current", "stale", "missing")}
+        return ServerStatus(
+            name=name,
+            creation_method=server.creation_method.value,
+            description=server.description,
+            content_hash=server.content_hash,
+            profile_hash=profile.profile_hash if profile else None,
+            profile_last_updated=profile.last_updated if profile else None,
+            profiler=profile.profiler if profile else None,
+            profile=profile,
+            updated_at=server.updated_at,
+            discovery=store.get_discovery().get(name),
+            enrichment=counts,
+            tools=states,
+        )
+
+    def enrichment_stats(self) -> EnrichmentStats:
+        store = self.container.store
+        tools = store.list_tools()
+        enrichments = store.get_enrichments()
+        states = {"current": 0, "stale": 0, "missing": 0}
+        enrichers: dict[str, int] = {}
+        for tool in tools:
+            e = enrichments.get(tool.id)
+            if e is None:
+                states["missing"] += 1
+            elif e.tool_hash == tool.content_hash:
+                states["current"] += 1
+                enrichers[e.enricher] = enrichers.get(e.enricher, 0) + 1
+            else:
+                states["stale"] += 1
+        discovery: dict[str, int] = {"ok": 0, "stale": 0, "failed": 0}
+        for status in store.get_discovery().values():
+            discovery[status.state] += 1
+        servers, _ = store.counts()
+        return EnrichmentStats(
+            servers=servers,
+            tools=len(tools),
+            servers_profiled=len(store.get_profiles()),
+            tools_enriched=states,
+            enrichers=enrichers,
+            discovery=discovery,
+            index_current=store.get_meta("index_catalog_hash") == store.catalog_hash(),
+            last_sync=last_sync(self.container),
+        )
+
+    def health(self) -> Health:
+        store = self.container.store
+        reachable, error, indexed = True, "", 0
+        try:
+            indexed = self.container.backend.count()
+        except Exception as exc:  # health reports, it does not raise
+            reachable, error = False, f"{type(exc).__name__}: {exc}"
+        statuses = store.get_discovery().values()
+        raw = store.get_meta("last_sync")
+        synced = None if raw is None else SyncSummary.model_validate_json(raw)
+        sync_at = self._last_sync_at(store)
+        index_current = store.get_meta("index_catalog_hash") == store.catalog_hash()
+        return Health(
+            status="ok" if reachable and indexed > 0 and index_current else "degraded",
+            backend=self.container.settings.backend,
+            backend_reachable=reachable,
+            backend_error=error,
+            indexed_tools=indexed,
+            index_current=index_current,
+            last_sync_at=sync_at,
+            last_sync_ok=None if synced is None else synced.ok,
+            stale_servers=sorted(s.server for s in statuses if s.state == "stale"),
+            failed_servers=sorted(s.server for s in statuses if s.state == "failed"),
+        )
+
+    @staticmethod
+    def _last_sync_at(store: Any) -> datetime | None:
+        value = store.get_meta("last_sync_at")
+        return None if value is None else datetime.fromisoformat(value)

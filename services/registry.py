@@ -1,0 +1,276 @@
+"""Use cases: deterministic registration of servers and tools, with near-duplicate matching.
+
+``matching_mode``:
+- ``auto`` (default): when a near-duplicate tool exists, return it instead of creating one. A
+  near-duplicate has cosine similarity >= 0.85 with the new tool, or 0.75-0.85 and the same name
+  (names compared without case and separators: ``get_file`` = ``getFile`` = ``get-file``).
+- ``force_create``: create unless the exact id exists (409).
+- ``match_only``: return the match, or NotFoundError (404); never create.
+
+Similarity is the embedder's cosine between "<name words>: <description>" texts; the server's name is
+left out so that the same tool under two servers compares equal. By default the candidates are the
+tools of the same server; ``match_scope="catalog"`` compares against every tool.
+
+Every mutation refreshes enrichment (incremental) and the index before it returns, so a resolve made
+after the response sees the change.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from services.container import Container
+from services.enriching import enrich_catalog, make_enrichers
+from tool_selector.catalog import registry
+from tool_selector.errors import NotFoundError
+from tool_selector.hashing import sha256_of
+from tool_selector.indexing import IndexSummary, index_catalog
+from tool_selector.models import CreationMethod, ServerRecord, ServerSpec, ToolRecord, ToolSpec
+from tool_selector.search.text import split_identifiers
+
+logger = logging.getLogger(__name__)
+
+MatchingMode = Literal["auto", "force_create", "match_only"]
+MatchScope = Literal["server", "catalog"]
+SIMILAR = 0.85
+SIMILAR_WITH_SAME_NAME = 0.75
+DEDUP_TEXT_VERSION = "dedup-v1"
+
+
+class ToolMatch(BaseModel):
+    tool_id: str
+    similarity: float
+    rule: Literal["same_id", "similar", "similar_same_name"]
+
+
+class ToolOutcome(BaseModel):
+    outcome: Literal["created", "matched"]
+    tool: ToolRecord
+    match: ToolMatch | None = None
+
+
+class ServerOutcome(BaseModel):
+    outcome: Literal["created", "matched"]
+    server: ServerRecord
+
+
+class ServerDeleted(BaseModel):
+    deleted: str
+    tools_deleted: list[str]
+    note: str
+
+
+class ToolPatch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    description: str | None = Field(default=None, max_length=20_000)
+    input_schema: dict[str, Any] | None = None
+    annotations: dict[str, Any] | None = None
+
+
+class ServerPatch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    description: str | None = Field(default=None, max_length=20_000)
+    metadata: dict[str, Any] | None = None
+
+
+def same_name(a: str, b: str) -> bool:
+    def key(name: str) -> str:
+        return re.sub(r"[^a-z0-9]", "", split_identifiers(name).lower())
+
+    return key(a) == key(b)
+
+
+def dedup_text(name: str, description: str) -> str:
+    return f"{split_identifiers(name)}: {description}"[:4000]
+
+
+class DuplicateFinder:
+    """Cosine similarity of a tool against stored tools; vectors cached in the catalog store."""
+
+    def __init__(self, container: Container) -> None:
+        self.container = container
+
+    def _vectors(self, texts: list[str]) -> np.ndarray:
+        embedder, store = self.container.embedder, self.container.store
+        keys = [sha256_of([embedder.model_id, DEDUP_TEXT_VERSION, t]) for t in texts]
+        cached = store.get_vectors(embedder.model_id, keys)
+        missing = sorted({k: t for k, t in zip(keys, texts, strict=True) if k not in cached}.items())
+        if missing:
+            fresh = embedder.embed_documents([t for _, t in missing])
+            new = {k: v for (k, _), v in zip(missing, fresh, strict=True)}
+            store.put_vectors(embedder.model_id, new)
+            cached.update(new)
+        return np.stack([cached[k] for k in keys]) if keys else np.zeros((0, embedder.dim), np.float32)
+
+    def best(self, spec: ToolSpec, scope: MatchScope) -> ToolMatch | None:
+        store = self.container.store
+        candidates = store.list_tools(None if scope == "catalog" else spec.server)
+        if not candidates:
+            return None
+        matrix = self._vectors([dedup_text(t.name, t.description) for t in candidates])
+        query = self._vectors([dedup_text(spec.name, spec.description)])[0]
+        sims = matrix @ query
+        ranked = sorted(range(len(candidates)), key=lambda i: -float(sims[i]))
+        for i in ranked:
+            sim, other = float(sims[i]), candidates[i]
+            if sim >= SIMILAR:
+                return ToolMatch(tool_id=other.id, similarity=round(sim, 4), rule="similar")
+            if sim >= SIMILAR_WITH_SAME_NAME and same_name(other.name, spec.name):
+                return ToolMatch(tool_id=other.id, similarity=round(sim, 4), rule="similar_same_name")
+            if sim < SIMILAR_WITH_SAME_NAME:
+                break
+        return None
+
+    def closest(self, spec: ToolSpec, scope: MatchScope) -> tuple[str, float] | None:
+        """The most similar stored tool whatever its score (for the error of match_only)."""
+        store = self.container.store
+        candidates = store.list_tools(None if scope == "catalog" else spec.server)
+        if not candidates:
+            return None
+        matrix = self._vectors([dedup_text(t.name, t.description) for t in candidates])
+        sims = matrix @ self._vectors([dedup_text(spec.name, spec.description)])[0]
+        i = int(np.argmax(sims))
+        return candidates[i].id, round(float(sims[i]), 4)
+
+
+def find_match(
+    container: Container, spec: ToolSpec, scope: MatchScope, finder: DuplicateFinder | None = None
+) -> ToolMatch | None:
+    store = container.store
+    try:
+        store.get_tool(spec.id)
+    except NotFoundError:
+        return (finder or DuplicateFinder(container)).best(spec, scope)
+    return ToolMatch(tool_id=spec.id, similarity=1.0, rule="same_id")
+
+
+def refresh(container: Container, *, force: frozenset[str] = frozenset()) -> IndexSummary:
+    """Enrich what changed (the configured enricher, incremental) and bring the index up to date."""
+    settings = container.settings
+    enrichers = make_enrichers(settings)
+    try:
+        enrich_catalog(container, enrichers, force=force)
+    finally:
+        if enrichers is not None:
+            enrichers.close()
+    store = container.store
+    summary = index_catalog(store, container.backend, container.embedder)
+    if not summary.errors:
+        store.set_meta("index_catalog_hash", store.catalog_hash())
+    return summary
+
+
+# -- servers -----------------------------------------------------------------------------------------
+
+
+def register_server(
+    container: Container, spec: ServerSpec, *, mode: MatchingMode, method: CreationMethod, actor: str
+) -> ServerOutcome:
+    store = container.store
+    try:
+        existing = store.get_server(spec.name)
+    except NotFoundError:
+        existing = None
+    if existing is not None and mode != "force_create":
+        return ServerOutcome(outcome="matched", server=existing)
+    if existing is None and mode == "match_only":
+        raise NotFoundError(
+            f"No server named {spec.name!r}; matching_mode match_only never creates one.",
+            hint="Use matching_mode auto to create it.",
+        )
+    created = registry.create_server(store, spec, method=method, actor=actor)  # 409 when it exists
+    return ServerOutcome(outcome="created", server=created)
+
+
+def require_server_named(container: Container, name: str) -> ServerRecord:
+    return registry.require_server(container.store, name)
+
+
+def patch_server(container: Container, name: str, patch: ServerPatch, *, actor: str) -> ServerRecord:
+    registry.require_server(container.store, name)
+    record, changed = registry.update_server(
+        container.store, name, description=patch.description, metadata=patch.metadata, actor=actor
+    )
+    if changed:
+        refresh(container)
+    return record
+
+
+def delete_server(container: Container, name: str, *, cascade: bool, actor: str) -> ServerDeleted:
+    configured = name in _configured(container)
+    registry.require_server(container.store, name)
+    tools = registry.delete_server(container.store, name, cascade=cascade, actor=actor)
+    refresh(container)
+    note = f"Deleted server {name!r} and its {len(tools)} tool(s) from the catalog and the search index."
+    if configured:
+        note += (
+            " It is still in the server configuration, so the next sync discovers it again; "
+            "remove it with `tool-selector servers remove` to keep it out."
+        )
+    return ServerDeleted(deleted=name, tools_deleted=tools, note=note)
+
+
+def _configured(container: Container) -> set[str]:
+    from tool_selector.servers_config import load_servers
+
+    return set(load_servers(container.settings.servers_path).mcpServers)
+
+
+# -- tools -------------------------------------------------------------------------------------------
+
+
+def register_tool(
+    container: Container,
+    spec: ToolSpec,
+    *,
+    mode: MatchingMode,
+    scope: MatchScope = "server",
+    method: CreationMethod,
+    actor: str,
+) -> ToolOutcome:
+    store = container.store
+    registry.require_server(store, spec.server)
+    finder = DuplicateFinder(container)
+    if mode != "force_create":
+        match = find_match(container, spec, scope, finder)
+        if match is not None:
+            return ToolOutcome(outcome="matched", tool=store.get_tool(match.tool_id), match=match)
+        if mode == "match_only":
+            closest = finder.closest(spec, scope)
+            near = f" The closest is {closest[0]!r} at similarity {closest[1]}." if closest else ""
+            raise NotFoundError(
+                f"No tool matches {spec.id!r} (similarity >= {SIMILAR}, or >= {SIMILAR_WITH_SAME_NAME} with "
+                f"the same name).{near}",
+                hint="Use matching_mode auto to create it, or match_scope catalog to look in every server.",
+                closest=closest[0] if closest else None,
+            )
+    created = registry.create_tool(store, spec, method=method, actor=actor)
+    refresh(container)
+    return ToolOutcome(outcome="created", tool=created)
+
+
+def patch_tool(container: Container, tool_id: str, patch: ToolPatch, *, actor: str) -> ToolRecord:
+    record, changed = registry.update_tool(
+        container.store,
+        tool_id,
+        description=patch.description,
+        input_schema=patch.input_schema,
+        annotations=patch.annotations,
+        actor=actor,
+    )
+    if changed:
+        refresh(container)
+    return record
+
+
+def delete_tool(container: Container, tool_id: str, *, actor: str) -> ToolRecord:
+    removed = registry.delete_tool(container.store, tool_id, actor=actor)
+    refresh(container)
+    return removed

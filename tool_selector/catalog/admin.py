@@ -1,0 +1,242 @@
+"""The catalog store's admin tables: API keys (hashed), the audit log and background jobs.
+
+Functions take the ``CatalogStore``; ``write_audit`` takes an open transaction's connection so that a
+mutation and its audit record commit together or not at all.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from tool_selector.catalog.store import CatalogStore
+from tool_selector.errors import NotFoundError
+
+Scope = Literal["read", "write", "edit", "import", "admin"]
+Role = Literal["viewer", "contributor", "editor", "admin"]
+SCOPES: tuple[Scope, ...] = ("read", "write", "edit", "import", "admin")
+ROLE_SCOPES: dict[Role, tuple[Scope, ...]] = {
+    "viewer": ("read",),
+    "contributor": ("read", "write"),
+    "editor": ("read", "write", "edit", "import"),
+    "admin": ("read", "write", "edit", "import", "admin"),
+}
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class ApiKeyRecord(BaseModel):
+    """A stored API key. The secret itself is never stored, only its sha256."""
+
+    id: str
+    name: str
+    role: Role
+    scopes: list[Scope]
+    created_at: datetime
+    created_by: str
+    revoked_at: datetime | None = None
+    last_used_at: datetime | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.revoked_at is None
+
+
+class AuditRecord(BaseModel):
+    """One mutation: who, what, when, and the hashes of the thing before and after."""
+
+    seq: int = 0
+    at: datetime
+    actor: str
+    action: str = Field(description="e.g. server.create, tool.update, key.revoke, catalog.import")
+    target: str
+    before_hash: str | None = None
+    after_hash: str | None = None
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+JobState = Literal["queued", "running", "succeeded", "failed", "interrupted"]
+
+
+class JobRecord(BaseModel):
+    id: str
+    kind: str
+    state: JobState
+    created_at: datetime
+    created_by: str
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+
+
+# -- API keys ----------------------------------------------------------------------------------------
+
+
+def _key(row: sqlite3.Row) -> ApiKeyRecord:
+    data = dict(row)
+    data.pop("key_hash")
+    data["scopes"] = json.loads(data["scopes"])
+    return ApiKeyRecord.model_validate(data)
+
+
+def insert_key(store: CatalogStore, record: ApiKeyRecord, key_hash: str) -> None:
+    with store.transaction() as db:
+        db.execute(
+            "INSERT INTO api_keys(id, name, key_hash, role, scopes, created_at, created_by) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                record.id,
+                record.name,
+                key_hash,
+                record.role,
+                json.dumps(record.scopes),
+                record.created_at.isoformat(),
+                record.created_by,
+            ),
+        )
+        write_audit(
+            db,
+            AuditRecord(
+                at=record.created_at,
+                actor=record.created_by,
+                action="key.create",
+                target=f"key:{record.id}",
+                details={"name": record.name, "role": record.role, "scopes": list(record.scopes)},
+            ),
+        )
+
+
+def key_by_hash(store: CatalogStore, key_hash: str) -> ApiKeyRecord | None:
+    row = store.db.execute("SELECT * FROM api_keys WHERE key_hash=?", (key_hash,)).fetchone()
+    return None if row is None else _key(row)
+
+
+def list_keys(store: CatalogStore) -> list[ApiKeyRecord]:
+    return [_key(r) for r in store.db.execute("SELECT * FROM api_keys ORDER BY created_at")]
+
+
+def count_active_keys(store: CatalogStore) -> int:
+    return int(store.db.execute("SELECT COUNT(*) FROM api_keys WHERE revoked_at IS NULL").fetchone()[0])
+
+
+def revoke_key(store: CatalogStore, key_id: str, actor: str) -> ApiKeyRecord:
+    with store.transaction() as db:
+        row = db.execute("SELECT * FROM api_keys WHERE id=?", (key_id,)).fetchone()
+        if row is None:
+            raise NotFoundError(f"No API key with id {key_id!r}.", hint="See `tool-selector keys list`.")
+        record = _key(row)
+        if record.revoked_at is None:
+            now = _now()
+            db.execute("UPDATE api_keys SET revoked_at=? WHERE id=?", (now.isoformat(), key_id))
+            record.revoked_at = now
+            write_audit(
+                db,
+                AuditRecord(at=now, actor=actor, action="key.revoke", target=f"key:{key_id}"),
+            )
+        return record
+
+
+def touch_key(store: CatalogStore, key_id: str, at: datetime) -> None:
+    """Record when a key was last used (best effort, outside any mutation's transaction)."""
+    with store.transaction() as db:
+        db.execute("UPDATE api_keys SET last_used_at=? WHERE id=?", (at.isoformat(), key_id))
+
+
+# -- audit -------------------------------------------------------------------------------------------
+
+
+def write_audit(db: sqlite3.Connection, record: AuditRecord) -> None:
+    """Append one audit record inside the caller's open transaction."""
+    db.execute(
+        "INSERT INTO audit(at, actor, action, target, before_hash, after_hash, details) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (
+            record.at.isoformat(),
+            record.actor,
+            record.action,
+            record.target,
+            record.before_hash,
+            record.after_hash,
+            json.dumps(record.details, sort_keys=True, ensure_ascii=False, default=str),
+        ),
+    )
+
+
+def read_audit(
+    store: CatalogStore,
+    *,
+    limit: int = 100,
+    before_seq: int | None = None,
+    actor: str | None = None,
+    target: str | None = None,
+) -> list[AuditRecord]:
+    """Newest first; page with ``before_seq`` (the smallest seq of the previous page)."""
+    where: list[str] = []
+    params: list[int | str] = []
+    if before_seq is not None:
+        where.append("seq < ?")
+        params.append(before_seq)
+    if actor:
+        where.append("actor = ?")
+        params.append(actor)
+    if target:
+        where.append("target = ?")
+        params.append(target)
+    sql = "SELECT * FROM audit" + (" WHERE " + " AND ".join(where) if where else "")
+    rows = store.db.execute(sql + " ORDER BY seq DESC LIMIT ?", (*params, limit)).fetchall()
+    out = []
+    for row in rows:
+        data = dict(row)
+        data["details"] = json.loads(data["details"])
+        out.append(AuditRecord.model_validate(data))
+    return out
+
+
+# -- jobs --------------------------------------------------------------------------------------------
+
+
+def put_job(store: CatalogStore, job: JobRecord) -> None:
+    data = job.model_dump_json(include={"started_at", "finished_at", "result", "error"})
+    with store.transaction() as db:
+        db.execute(
+            "INSERT OR REPLACE INTO jobs(id, kind, state, created_at, created_by, data) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (job.id, job.kind, job.state, job.created_at.isoformat(), job.created_by, data),
+        )
+
+
+def _job(row: sqlite3.Row) -> JobRecord:
+    data: dict[str, Any] = dict(row)
+    data.update(json.loads(data.pop("data")))
+    return JobRecord.model_validate(data)
+
+
+def get_job(store: CatalogStore, job_id: str) -> JobRecord:
+    row = store.db.execute("SELECT * FROM jobs WHERE id=?", (job_id,)).fetchone()
+    if row is None:
+        raise NotFoundError(
+            f"No job with id {job_id!r}.", hint="Use the job id a POST returned; jobs are kept in catalog.db."
+        )
+    return _job(row)
+
+
+def interrupt_unfinished_jobs(store: CatalogStore) -> int:
+    """Mark jobs left queued or running by a process that died as interrupted; returns how many."""
+    rows = store.db.execute("SELECT * FROM jobs WHERE state IN ('queued', 'running')").fetchall()
+    for row in rows:
+        job = _job(row)
+        job.state = "interrupted"
+        job.finished_at = _now()
+        job.error = {
+            "code": "interrupted",
+            "message": "The server stopped before this job finished; nothing of a failed batch was kept.",
+        }
+        put_job(store, job)
+    return len(rows)
