@@ -14,7 +14,7 @@ import anyio
 from fastapi import APIRouter, Depends, FastAPI, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from routes.api_app import install_error_handlers, lifespan_for, need, ops
+from routes.api_app import ERROR_RESPONSES, install_error_handlers, lifespan_for, need, ops
 from services import registry
 from services.auth import Principal
 from services.container import Container
@@ -46,7 +46,7 @@ Editor = Annotated[Principal, Depends(need("edit"))]
 Importer = Annotated[Principal, Depends(need("import"))]
 Admin = Annotated[Principal, Depends(need("admin"))]
 
-v1 = APIRouter(prefix="/api/v1")
+v1 = APIRouter(prefix="/api/v1", responses=ERROR_RESPONSES)
 # Resolves that miss the answer cache run in at most this many threads: more only fight over the GIL
 # and the embedder's lock (measured with `tool-selector bench-api`, README "REST API").
 _RESOLVING = anyio.CapacityLimiter(2)
@@ -209,16 +209,46 @@ def delete_tool(tool_id: str, o: Ops, who: Editor) -> ToolDeleted:
     return ToolDeleted(deleted=tool_id, tool=removed)
 
 
+_NAME = {"type": "string", "minLength": 1, "maxLength": 300}
+_CATALOG_BODY = {
+    "type": "object",
+    "description": "The benchmark format: servers (other keys are kept as metadata) and their tools.",
+    "required": ["servers"],
+    "properties": {
+        "servers": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["name"],
+                "properties": {"name": _NAME, "description": {"type": "string"}},
+            },
+        },
+        "tools": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["server", "name"],
+                "properties": {
+                    "server": _NAME,
+                    "name": _NAME,
+                    "description": {"type": "string"},
+                    "input_schema": {"type": "object"},
+                },
+            },
+        },
+    },
+}
+_MCP_SERVERS_BODY = {
+    "type": "object",
+    "description": "A Claude Desktop / Cursor config; its servers are added switched off.",
+    "required": ["mcpServers"],
+    "properties": {"mcpServers": {"type": "object", "additionalProperties": {"type": "object"}}},
+}
 _IMPORT_BODY: dict[str, Any] = {
     "requestBody": {
         "required": True,
         "content": {
-            "application/json": {
-                "schema": {
-                    "type": "object",
-                    "description": "{servers: [...], tools: [...]} (benchmark format) or {mcpServers: {...}}",
-                }
-            },
+            "application/json": {"schema": {"oneOf": [_CATALOG_BODY, _MCP_SERVERS_BODY]}},
             "text/csv": {"schema": {"type": "string", "description": "server,server_description,tool,..."}},
         },
     }
@@ -268,8 +298,13 @@ def enrichment_stats(o: Ops, _: Reader) -> EnrichmentStats:
 
 
 @v1.get("/jobs/{job_id}", tags=["jobs"])
-def get_job(job_id: str, o: Ops, _: Reader) -> JobRecord:
-    return o.jobs.get(job_id)
+def get_job(job_id: str, o: Ops, who: Annotated[Principal, Depends(need(None))]) -> JobRecord:
+    """A job's state and result. Needs the read scope, except for the key that started the job (an
+    import-only key must be able to learn its batch's outcome)."""
+    job = o.jobs.get(job_id)
+    if job.created_by != who.actor:
+        who.require("read")
+    return job
 
 
 @v1.get("/audit", tags=["admin"])
@@ -277,7 +312,9 @@ def audit(
     o: Ops,
     _: Admin,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-    before_seq: Annotated[int | None, Query(ge=1, description="page: the smallest seq seen")] = None,
+    before_seq: Annotated[
+        int | None, Query(ge=1, le=2**63 - 1, description="page: the smallest seq seen")
+    ] = None,
     actor: str | None = None,
     target: str | None = None,
 ) -> list[AuditRecord]:

@@ -15,6 +15,7 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from routes.errors import mapping_for
@@ -27,6 +28,33 @@ from tool_selector.errors import ToolSelectorError
 logger = logging.getLogger(__name__)
 
 _bearer = HTTPBearer(auto_error=False, description="An API key from `tool-selector keys create`.")
+
+
+class ErrorDetail(BaseModel):
+    code: str = Field(description="stable machine-readable code, e.g. not_found, forbidden, invalid_input")
+    message: str = Field(description="what went wrong")
+    hint: str = Field(default="", description="what to do about it")
+    next_step: str = ""
+    fields: list[dict[str, str]] | None = Field(default=None, description="422: each invalid field")
+    problems: list[dict[str, Any]] | None = Field(default=None, description="import: each bad line or item")
+    details: dict[str, Any] | None = None
+
+
+class ErrorBody(BaseModel):
+    error: ErrorDetail
+
+
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorBody, "description": text}
+    for status, text in (
+        (401, "no API key, or an unknown or revoked one"),
+        (403, "the key lacks the route's scope"),
+        (404, "no such server, tool or job"),
+        (409, "conflict: the name exists, the server still has tools, or a write is in progress"),
+        (422, "invalid request: see fields or problems"),
+        (503, "the index is missing or stale, or the backend is unreachable"),
+    )
+}
 
 
 def error_body(code: str, message: str, hint: str = "", **extra: Any) -> dict[str, Any]:
@@ -78,6 +106,16 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 400 and "parsing the body" in str(exc.detail):
+            return JSONResponse(
+                error_body(
+                    "invalid_input",
+                    "The request body is not valid JSON.",
+                    "Send a JSON object as described in /docs.",
+                    fields=[{"field": "body", "message": "not valid JSON"}],
+                ),
+                status_code=422,
+            )
         codes = {404: "not_found", 405: "method_not_allowed", 413: "too_large", 415: "unsupported_media_type"}
         message = str(exc.detail) if exc.detail else "Request failed."
         if exc.status_code == 404 and message == "Not Found":
@@ -104,8 +142,9 @@ async def ops(request: Request) -> Operations:
     return operations
 
 
-def need(scope: Scope) -> Callable[..., Awaitable[Principal]]:
-    """A dependency: the caller's key, which must carry ``scope`` (401 without a key, 403 without it)."""
+def need(scope: Scope | None) -> Callable[..., Awaitable[Principal]]:
+    """A dependency: the caller's key, which must carry ``scope`` (401 without a key, 403 without it;
+    ``None``: any valid key, the route checks what it may see)."""
 
     async def check(
         request: Request, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
@@ -116,7 +155,8 @@ def need(scope: Scope) -> Callable[..., Awaitable[Principal]]:
             header = request.headers["authorization"]  # malformed: authenticate says how
         operations: Operations = request.app.state.ops
         principal = authenticate(operations.container, header)
-        principal.require(scope)
+        if scope is not None:
+            principal.require(scope)
         return principal
 
     return check

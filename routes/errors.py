@@ -59,7 +59,8 @@ ERROR_TABLE: tuple[tuple[type[e.ToolSelectorError], ErrorMapping], ...] = (
     ),
     (
         e.UpstreamError,
-        ErrorMapping(502, 17, "upstream", "Retry once; if it fails again, pick another server or tell the operator."
+        ErrorMapping(
+            502, 17, "upstream", "Retry once; if it fails again, pick another server or tell the operator."
         ),
     ),
     (e.WorldError, ErrorMapping(503, 15, "unavailable", "Retry later; if it persists, tell the operator.")),

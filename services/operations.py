@@ -165,7 +165,11 @@ class Operations:
             current = self.container.store.get_meta("index_catalog_hash")
             if self._resolver is None or current != self._resolver_hash:
                 self.container.backend.refresh()
-                self._resolver, self._resolver_hash = ResolveService(self.container), current
+                # while a write of ours runs, the catalog is ahead of the index for a moment: serve the
+                # index we have; it is current again when the write ends (and this check runs again)
+                writing = self._write_lock.locked()
+                self._resolver = ResolveService(self.container, allow_stale=writing)
+                self._resolver_hash = None if writing else current
                 with self._answers_lock:
                     self._answers.clear()
             return self._resolver

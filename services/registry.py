@@ -186,6 +186,7 @@ def register_server(
             hint="Use matching_mode auto to create it.",
         )
     created = registry.create_server(store, spec, method=method, actor=actor)  # 409 when it exists
+    refresh(container)  # the index is built from servers too: keep it current with the catalog
     return ServerOutcome(outcome="created", server=created)
 
 

@@ -31,7 +31,9 @@ def power_directory(container: Container) -> dict[str, PowerInfo]:
 class ResolveService:
     """Holds the power directory so that a decision costs one resolve and no database reads."""
 
-    def __init__(self, container: Container) -> None:
+    def __init__(self, container: Container, *, allow_stale: bool = False) -> None:
+        """``allow_stale``: serve an index older than the catalog (a write in this process is bringing
+        it up to date) instead of refusing."""
         self.container = container
         if container.backend.count() == 0:
             raise IndexMissingError(
@@ -40,7 +42,7 @@ class ResolveService:
             )
         store = container.store
         indexed = store.get_meta("index_catalog_hash")
-        if indexed is not None and indexed != store.catalog_hash():
+        if not allow_stale and indexed is not None and indexed != store.catalog_hash():
             raise IndexMissingError(
                 "The search index is older than the catalog (servers or tools changed since it was built).",
                 hint="Run `tool-selector index build` to bring it up to date.",

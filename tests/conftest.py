@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING  # noqa: E402
 import pytest  # noqa: E402
 
 if TYPE_CHECKING:
+    from api_helpers import RunningApi
     from services.container import Container
     from tool_selector.embedding import MiniLMEmbedder
     from tool_selector.settings import Settings
@@ -131,3 +132,28 @@ def demo_container(
         yield container
     finally:
         container.close()
+
+
+@pytest.fixture(scope="session")
+def api_template(
+    tmp_path_factory: pytest.TempPathFactory, session_cache_dir: Path, embedder: MiniLMEmbedder
+) -> Path:
+    """A data folder with the gateway-demo catalog imported and indexed, copied by each API test."""
+    from api_helpers import make_template
+    from tool_selector.settings import Settings
+
+    settings = Settings(data_dir=tmp_path_factory.mktemp("unused"), cache_dir=session_cache_dir)
+    return make_template(tmp_path_factory.mktemp("api-template"), settings, embedder)
+
+
+@pytest.fixture
+def api(
+    api_template: Path, tmp_path: Path, session_cache_dir: Path, embedder: MiniLMEmbedder
+) -> Iterator[RunningApi]:
+    """The REST API on a real uvicorn server on loopback, over this test's own copy of the catalog."""
+    from api_helpers import running_api
+    from tool_selector.settings import Settings
+
+    settings = Settings(data_dir=tmp_path / "unused", cache_dir=session_cache_dir)
+    with running_api(api_template, tmp_path / "api", settings, embedder) as running:
+        yield running

@@ -1,0 +1,98 @@
+"""A real uvicorn server on loopback serving the REST API over a fresh copy of the gateway-demo catalog.
+
+``running_api`` starts ``routes.api.build_app`` on an OS-chosen port in a thread and waits for
+uvicorn's own startup (an event, no polling), with one API key per role and one per single scope.
+The embedding model is the session's real one, so a start costs only the catalog copy.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import uvicorn
+
+from routes.api import build_app
+from services.auth import create_key
+from services.catalog import import_catalog_dir
+from services.container import Container
+from services.indexing import build_index
+from tool_selector.catalog.admin import ROLE_SCOPES, SCOPES
+from tool_selector.embedding import Embedder
+from tool_selector.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[1]
+GATEWAY_DEMO = ROOT / "eval" / "datasets" / "gateway-demo"
+
+
+class _Server(uvicorn.Server):
+    def __init__(self, config: uvicorn.Config) -> None:
+        super().__init__(config)
+        self.ready = threading.Event()
+
+    async def startup(self, sockets: Any = None) -> None:
+        await super().startup(sockets=sockets)
+        self.ready.set()
+
+    def install_signal_handlers(self) -> None:  # a test thread: the test runner owns the signals
+        pass
+
+
+@dataclass
+class RunningApi:
+    url: str
+    settings: Settings
+    embedder: Embedder
+    keys: dict[str, str] = field(default_factory=dict)
+
+    def client(self, who: str | None = "admin") -> httpx.Client:
+        """An HTTP client sending the key of a role (viewer, contributor, editor, admin), of a single
+        scope ("only:write"), or none (``None``)."""
+        headers = {} if who is None else {"Authorization": f"Bearer {self.keys[who]}"}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=120.0)
+
+    def container(self) -> Container:
+        """A second view of the same data folder (what another process would see)."""
+        return Container(self.settings, embedder=self.embedder)
+
+
+def make_template(directory: Path, settings: Settings, embedder: Embedder) -> Path:
+    """The gateway-demo catalog imported and indexed once; tests copy it."""
+    data = directory / "data"
+    with Container(settings.model_copy(update={"data_dir": data}), embedder=embedder) as container:
+        import_catalog_dir(container, GATEWAY_DEMO)
+        build_index(container)
+    return data
+
+
+@contextmanager
+def running_api(template: Path, workdir: Path, settings: Settings, embedder: Embedder) -> Iterator[RunningApi]:
+    data = workdir / "data"
+    shutil.copytree(template, data)
+    run_settings = settings.model_copy(update={"data_dir": data})
+    api = RunningApi(url="", settings=run_settings, embedder=embedder)
+    with api.container() as container:
+        for role in ROLE_SCOPES:
+            api.keys[role] = create_key(container, f"test-{role}", role=role, actor="test").key
+        for scope in SCOPES:
+            only = create_key(container, f"only-{scope}", role="admin", scopes=[scope], actor="test")
+            api.keys[f"only:{scope}"] = only.key
+    app = build_app(run_settings, make_container=lambda: Container(run_settings, embedder=embedder))
+    server = _Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, name="uvicorn-test", daemon=True)
+    thread.start()
+    try:
+        if not server.ready.wait(60) or not server.started:
+            raise RuntimeError("the API server did not start within 60 s")
+        port = server.servers[0].sockets[0].getsockname()[1]
+        api.url = f"http://127.0.0.1:{port}"
+        yield api
+    finally:
+        server.should_exit = True
+        thread.join(60)
