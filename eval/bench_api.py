@@ -106,6 +106,7 @@ async def _load(port: int, key: str, queries: list[str], clients: int, seconds: 
     def pct(q: float) -> float | None:
         value = percentile(ms, q)
         return None if value is None else round(value, 2)
+
     return {
         "requests": len(ms),
         "seconds": round(elapsed, 2),

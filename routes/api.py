@@ -175,7 +175,7 @@ def delete_server(
 
 @v1.get("/tools/{tool_id:path}", tags=["registration"])
 def get_tool(tool_id: str, o: Ops, _: Reader) -> ToolRecord:
-    return o.tool(tool_id)
+    return registry.require_tool(o.container, tool_id)
 
 
 @v1.post("/tools", tags=["registration"], status_code=201, responses={200: {"description": "matched"}})

@@ -18,12 +18,12 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from pydantic import BaseModel, Field
-from tool_selector.catalog.batch import ImportBatch
 
 from services.container import Container
 from services.registry import DuplicateFinder, MatchingMode, MatchScope, refresh
 from tool_selector.catalog import registry
 from tool_selector.catalog.admin import AuditRecord, write_audit
+from tool_selector.catalog.batch import ImportBatch
 from tool_selector.errors import CatalogFileError, NotFoundError
 from tool_selector.hashing import sha256_of
 from tool_selector.models import CreationMethod, ServerSpec, ToolSpec
@@ -184,6 +184,8 @@ def import_batch(
             "`tool-selector servers enable NAME`, then run `tool-selector sync`."
         )
         return result
+    if mode != "force_create":
+        finder.warm(batch.tools, scope)  # embed outside the transaction (see DuplicateFinder.warm)
     with store.transaction() as db:
         for server in batch.servers:
             _server(container, server, actor, result)

@@ -46,7 +46,9 @@ class JobRunner:
             created_by=actor,
         )
         admin.put_job(self.container.store, job)
-        self._futures[job.id] = self._pool.submit(self._run, job, work)
+        future = self._pool.submit(self._run, job, work)
+        self._futures[job.id] = future
+        future.add_done_callback(lambda _: self._futures.pop(job.id, None))
         return job
 
     def _run(self, job: JobRecord, work: Callable[[], BaseModel]) -> None:

@@ -109,6 +109,16 @@ class DuplicateFinder:
             cached.update(new)
         return np.stack([cached[k] for k in keys]) if keys else np.zeros((0, embedder.dim), np.float32)
 
+    def warm(self, specs: list[ToolSpec], scope: MatchScope) -> None:
+        """Embed a batch's tools and their candidates in a few large calls, before a transaction, so
+        that matching inside it finds every vector cached and never holds the database while embedding."""
+        store = self.container.store
+        servers = {s.server for s in specs}
+        stored = [t for t in store.list_tools() if scope == "catalog" or t.server in servers]
+        texts = [dedup_text(t.name, t.description) for t in [*stored, *specs]]
+        for start in range(0, len(texts), 256):
+            self._vectors(texts[start : start + 256])
+
     def best(self, spec: ToolSpec, scope: MatchScope) -> ToolMatch | None:
         store = self.container.store
         candidates = store.list_tools(None if scope == "catalog" else spec.server)
@@ -192,6 +202,10 @@ def register_server(
 
 def require_server_named(container: Container, name: str) -> ServerRecord:
     return registry.require_server(container.store, name)
+
+
+def require_tool(container: Container, tool_id: str) -> ToolRecord:
+    return registry.require_tool(container.store, tool_id)
 
 
 def patch_server(container: Container, name: str, patch: ServerPatch, *, actor: str) -> ServerRecord:

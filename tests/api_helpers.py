@@ -72,7 +72,9 @@ def make_template(directory: Path, settings: Settings, embedder: Embedder) -> Pa
 
 
 @contextmanager
-def running_api(template: Path, workdir: Path, settings: Settings, embedder: Embedder) -> Iterator[RunningApi]:
+def running_api(
+    template: Path, workdir: Path, settings: Settings, embedder: Embedder
+) -> Iterator[RunningApi]:
     data = workdir / "data"
     shutil.copytree(template, data)
     run_settings = settings.model_copy(update={"data_dir": data})

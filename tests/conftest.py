@@ -31,6 +31,7 @@ import pytest  # noqa: E402
 
 if TYPE_CHECKING:
     from api_helpers import RunningApi
+
     from services.container import Container
     from tool_selector.embedding import MiniLMEmbedder
     from tool_selector.settings import Settings
@@ -140,6 +141,7 @@ def api_template(
 ) -> Path:
     """A data folder with the gateway-demo catalog imported and indexed, copied by each API test."""
     from api_helpers import make_template
+
     from tool_selector.settings import Settings
 
     settings = Settings(data_dir=tmp_path_factory.mktemp("unused"), cache_dir=session_cache_dir)
@@ -152,6 +154,7 @@ def api(
 ) -> Iterator[RunningApi]:
     """The REST API on a real uvicorn server on loopback, over this test's own copy of the catalog."""
     from api_helpers import running_api
+
     from tool_selector.settings import Settings
 
     settings = Settings(data_dir=tmp_path / "unused", cache_dir=session_cache_dir)

@@ -8,6 +8,7 @@ import os
 import shutil
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -16,15 +17,17 @@ from api_helpers import GATEWAY_DEMO, RunningApi, running_api
 
 from services.container import Container
 from tool_selector.catalog import admin, registry
-from tool_selector.catalog.admin import JobRecord
+from tool_selector.catalog.admin import JobRecord, JobState
 from tool_selector.embedding import MiniLMEmbedder
-from tool_selector.servers_config import ServerConfig, ServersFile, load_servers, save_servers
+from tool_selector.servers_config import ServerConfig, ServersFile, save_servers
 from tool_selector.settings import Settings
 
 SERVERS = Path(__file__).resolve().parent / "servers"
 FLAKY = SERVERS / "flaky_server.py"
 CRASHING = SERVERS / "crashing_server.py"
 CSV = "text/csv"
+DEMO_TOOLS: list[dict[str, Any]] = json.loads((GATEWAY_DEMO / "tools.json").read_text(encoding="utf-8"))
+DEMO_SERVERS: list[dict[str, Any]] = json.loads((GATEWAY_DEMO / "servers.json").read_text(encoding="utf-8"))
 
 
 def wait_for_job(client: httpx.Client, job_id: str, timeout: float = 120.0) -> dict[str, Any]:
@@ -46,7 +49,9 @@ def submit(client: httpx.Client, body: str, content_type: str = "application/jso
     )
     assert response.status_code == 202, response.text
     accepted = response.json()
-    assert accepted["job"]["state"] == "queued" and accepted["poll"] == f"/api/v1/jobs/{accepted['job']['id']}"
+    assert (
+        accepted["job"]["state"] == "queued" and accepted["poll"] == f"/api/v1/jobs/{accepted['job']['id']}"
+    )
     return str(accepted["job"]["id"])
 
 
@@ -72,9 +77,14 @@ def catalog_state(api: RunningApi) -> tuple[str, int]:
         return container.store.catalog_hash(), int(jobs)
 
 
-def demo_item(kind: str, name: str) -> dict[str, Any]:
-    items: list[dict[str, Any]] = json.loads((GATEWAY_DEMO / f"{kind}.json").read_text(encoding="utf-8"))
-    return next(i for i in items if f"{i.get('server', '')}::{i['name']}".endswith(name))
+def servers_content(api: RunningApi) -> dict[str, tuple[str, str]]:
+    """Each server's description and content hash (a hash over its tools), enrichments aside."""
+    with api.container() as container:
+        return {s.name: (s.description, s.content_hash) for s in container.store.list_servers()}
+
+
+def demo_tool(tool_id: str) -> dict[str, Any]:
+    return next(t for t in DEMO_TOOLS if f"{t['server']}::{t['name']}" == tool_id)
 
 
 def configure(api: RunningApi, **servers: ServerConfig) -> None:
@@ -95,7 +105,7 @@ def test_a_catalog_json_batch_imports_as_a_job_with_counts_and_its_tools_are_sea
         {
             "servers": [
                 {"name": "weather-api", "description": "Weather forecasts and severe weather alerts"},
-                demo_item("servers", "::time"),
+                next(s for s in DEMO_SERVERS if s["name"] == "time"),
             ],
             "tools": [
                 {
@@ -105,8 +115,8 @@ def test_a_catalog_json_batch_imports_as_a_job_with_counts_and_its_tools_are_sea
                     "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}},
                 },
                 {"server": "weather-api", "name": "get_alerts", "description": "List severe weather alerts"},
-                demo_item("tools", "time::get_current_time"),
-                {**demo_item("tools", "time::convert_time"), "description": "Convert a time to another zone"},
+                demo_tool("time::get_current_time"),
+                {**demo_tool("time::convert_time"), "description": "Convert a time to another zone"},
             ],
         }
     )
@@ -161,16 +171,16 @@ def test_a_csv_batch_imports_servers_with_tags_and_tools_and_a_second_import_mat
 def test_a_near_duplicate_is_matched_in_auto_created_in_force_create_and_new_tools_skipped_in_match_only(
     api: RunningApi,
 ) -> None:
-    near = {"server": "time", "name": "current_time", "description": "Get the current time in a given time zone"}
+    near = {"server": "time", "name": "current_time", "description": "Get the current time in a time zone"}
     new = {"server": "time", "name": "sunrise", "description": "Tell the sunrise and sunset for a city"}
     batch = json.dumps({"tools": [near, new]})
     with api.client("only:import") as client:
-        before, _ = catalog_state(api)
+        before = servers_content(api)
         only = imported(client, batch, matching_mode="match_only")
         assert outcomes(only) == {"time::current_time": "matched", "time::sunrise": "skipped"}
         assert only["items"][0]["matched_to"] == "time::get_current_time"
         assert only["items"][0]["similarity"] >= 0.85
-        assert catalog_state(api)[0] == before  # match_only stored nothing
+        assert servers_content(api) == before  # match_only stored nothing
 
         auto = imported(client, batch)
         assert outcomes(auto) == {"time::current_time": "matched", "time::sunrise": "created"}
@@ -230,12 +240,8 @@ def test_a_csv_batch_with_bad_lines_is_refused_whole_listing_every_line_and_star
     assert refused.status_code == 422
     error = refused.json()["error"]
     assert error["code"] == "catalog_file" and "4 problems" in error["message"]
-    assert [(p["line"], p["field"]) for p in error["problems"]] == [
-        (3, "server"),
-        (4, "input_schema"),
-        (5, "input_schema"),
-        (6, "tool"),
-    ]
+    where = [(p["line"], p["field"]) for p in error["problems"]]
+    assert where == [(3, "server"), (4, "input_schema"), (5, "input_schema"), (6, "tool")]
     assert catalog_state(api) == before
 
 
@@ -253,11 +259,8 @@ def test_a_json_batch_with_bad_items_is_refused_whole_naming_each_item(api: Runn
         refused = client.post("/api/v1/catalog/import", json=body)
     assert refused.status_code == 422 and refused.json()["error"]["code"] == "catalog_file"
     problems = refused.json()["error"]["problems"]
-    assert [(p["section"], p["item"], p["field"]) for p in problems] == [
-        ("servers", 1, "name"),
-        ("tools", 1, "server"),
-        ("tools", 2, "name"),
-    ]
+    where = [(p["section"], p["item"], p["field"]) for p in problems]
+    assert where == [("servers", 1, "name"), ("tools", 1, "server"), ("tools", 2, "name")]
     assert "nowhere" in problems[1]["message"]
     assert catalog_state(api) == before
 
@@ -279,20 +282,21 @@ def test_a_batch_whose_server_vanished_before_its_job_ran_fails_and_stores_nothi
         import_id = submit(client, json.dumps(batch))
         with api.container() as other:
             registry.delete_server(other.store, "time", cascade=True, actor="test")
-            after_delete = other.store.catalog_hash()
+        after_delete = servers_content(api)
         assert client.get(f"/api/v1/jobs/{import_id}").json()["state"] == "queued"
-        opened = os.open(gate, os.O_WRONLY | os.O_NONBLOCK)  # ENXIO if the sync no longer waits
-        os.write(opened, b"go\n")
-        os.close(opened)
-        assert wait_for_job(client, sync_id)["state"] == "succeeded"
+        # O_RDWR never blocks on a FIFO (Linux) and keeps the line buffered until the server reads it
+        opened = os.open(gate, os.O_RDWR)
+        try:
+            os.write(opened, b"go\n")
+            assert wait_for_job(client, sync_id)["state"] == "succeeded"
+        finally:
+            os.close(opened)
         job = wait_for_job(client, import_id)
     assert job["state"] == "failed"
     assert job["error"]["type"] == "CatalogFileError"
     assert "'time'" in job["error"]["message"] and "nothing was stored" in job["error"]["hint"]
     assert job["result"] == {"counts": {"errors": 1}}
-    assert catalog_state(api)[0] == after_delete
-    with api.container() as container:
-        assert "brand-new" not in {s.name for s in container.store.list_servers()}
+    assert servers_content(api) == after_delete  # "brand-new", created first, was rolled back
 
 
 def test_an_mcp_servers_batch_fails_as_a_job_when_the_configuration_is_unreadable_and_leaves_it(
@@ -305,3 +309,96 @@ def test_an_mcp_servers_batch_fails_as_a_job_when_the_configuration_is_unreadabl
     assert job["state"] == "failed" and job["error"]["type"] == "CatalogFileError"
     assert "server configuration" in job["error"]["message"]
     assert api.settings.servers_path.read_text(encoding="utf-8") == "{not json"
+
+
+# --------------------------------------------------------------------------- sync, status, health
+
+
+def test_a_sync_job_discovers_a_real_server_and_status_stats_and_health_report_it(api: RunningApi) -> None:
+    configure(api, **{"weather-station": python_server(FLAKY)})
+    with api.client("editor") as client, api.client(None) as anonymous:
+        assert anonymous.get("/health").json()["last_sync_at"] is None
+        accepted = client.post("/api/v1/enrichment/sync")
+        assert accepted.status_code == 202 and accepted.json()["job"]["kind"] == "sync"
+        job = wait_for_job(client, accepted.json()["job"]["id"])
+        assert job["state"] == "succeeded", job
+        summary = job["result"]
+        assert summary["ok"] and summary["servers_seen"] == 1 and summary["tools_added"] == 4
+        assert summary["enricher"] == "offline" and summary["documents_written"] >= 4
+
+        status = client.get("/api/v1/enrichment/server/weather-station/status").json()
+        assert status["creation_method"] == "discovered" and status["profile_hash"]
+        assert status["profile"]["profiler"] == "offline"
+        assert {t["name"] for t in status["tools"]} == {"echo", "whoami", "crash", "hang"}
+        assert status["enrichment"] == {"current": 4, "stale": 0, "missing": 0}
+        assert status["discovery"]["state"] == "ok"
+
+        stats = client.get("/api/v1/enrichment/stats").json()
+        tools = len(DEMO_TOOLS) + 4
+        assert (stats["servers"], stats["tools"]) == (len(DEMO_SERVERS) + 1, tools)
+        assert stats["tools_enriched"] == {"current": tools, "stale": 0, "missing": 0}
+        assert stats["discovery"] == {"ok": 1, "stale": 0, "failed": 0}
+        assert stats["index_current"] and stats["last_sync"]["tools_added"] == 4
+
+        healthy = anonymous.get("/health").json()
+        assert healthy["status"] == "ok" and healthy["last_sync_ok"] is True
+        assert healthy["last_sync_at"] is not None and healthy["indexed_tools"] == tools
+
+        configure(api, **{"weather-station": python_server(CRASHING), "broken": python_server(CRASHING)})
+        again = wait_for_job(client, client.post("/api/v1/enrichment/sync").json()["job"]["id"])
+        assert again["state"] == "succeeded" and not again["result"]["ok"]
+        assert set(again["result"]["failed"]) == {"weather-station", "broken"}
+        health = anonymous.get("/health").json()
+        assert health["stale_servers"] == ["weather-station"] and health["failed_servers"] == ["broken"]
+        assert health["last_sync_ok"] is False and health["last_sync_at"] > healthy["last_sync_at"]
+        kept = client.get("/api/v1/enrichment/server/weather-station/status").json()
+        assert kept["discovery"]["state"] == "stale" and len(kept["tools"]) == 4
+        assert "permission denied" in kept["discovery"]["error"]
+
+
+def test_status_of_an_unknown_server_is_404_and_sync_needs_the_edit_scope(api: RunningApi) -> None:
+    with api.client("viewer") as viewer:
+        missing = viewer.get("/api/v1/enrichment/server/nowhere/status")
+        assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
+        refused = viewer.post("/api/v1/enrichment/sync")
+        assert refused.status_code == 403 and refused.json()["error"]["details"]["scope"] == "edit"
+        assert viewer.get("/api/v1/jobs/0123456789abcdef").status_code == 404
+
+
+def test_re_profiling_a_server_moves_its_profile_forward_and_returns_its_status(api: RunningApi) -> None:
+    with api.client("editor") as client:
+        first = client.post("/api/v1/enrichment/server/git/profile")
+        assert first.status_code == 200, first.text
+        once = first.json()
+        assert once["name"] == "git" and once["profile_hash"] and once["profiler"] == "offline"
+        git_tools = sum(1 for t in DEMO_TOOLS if t["server"] == "git")
+        assert once["enrichment"]["current"] == len(once["tools"]) == git_tools
+        twice = client.post("/api/v1/enrichment/server/git/profile").json()
+        assert twice["profile_last_updated"] > once["profile_last_updated"]
+        assert twice["profile_hash"] == once["profile_hash"]  # same tools, same offline profile
+        shown = client.get("/api/v1/enrichment/server/git/status").json()
+        assert shown["profile_last_updated"] == twice["profile_last_updated"]
+    with api.client("only:read") as reader:
+        assert reader.post("/api/v1/enrichment/server/git/profile").status_code == 403
+
+
+# --------------------------------------------------------------------------- jobs across restarts
+
+
+def test_a_job_left_running_by_a_dead_process_is_reported_interrupted_when_the_api_starts_again(
+    api_template: Path, tmp_path: Path, session_cache_dir: Path, embedder: MiniLMEmbedder
+) -> None:
+    data = tmp_path / "before-restart"
+    shutil.copytree(api_template, data)
+    settings = Settings(data_dir=data, cache_dir=session_cache_dir)
+    now = datetime.now(UTC)
+    with Container(settings, embedder=embedder) as container:
+        states: tuple[JobState, ...] = ("running", "queued", "succeeded")
+        for job_id, state in zip(("a" * 16, "b" * 16, "c" * 16), states, strict=True):
+            job = JobRecord(id=job_id, kind="import", state=state, created_at=now, created_by="key:x:ci")
+            admin.put_job(container.store, job)
+    with running_api(data, tmp_path / "restarted", settings, embedder) as api, api.client("viewer") as client:
+        running, queued, done = (client.get(f"/api/v1/jobs/{c * 16}").json() for c in "abc")
+    assert running["state"] == queued["state"] == "interrupted"
+    assert running["error"]["code"] == "interrupted" and running["finished_at"] is not None
+    assert done["state"] == "succeeded" and done["error"] is None

@@ -35,6 +35,7 @@ def test_schemathesis_finds_no_server_error_in_any_generated_request(api: Runnin
         capture_output=True,
         text=True,
         timeout=600,
+        check=False,
     )
     summary = run.stdout[-3000:]
     assert run.returncode == 0, summary

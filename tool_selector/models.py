@@ -6,7 +6,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from tool_selector.hashing import tool_hash
 
@@ -37,7 +37,7 @@ class ServerSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1, max_length=300)
+    name: str = Field(min_length=1, max_length=300, pattern=r"\S")
     description: str = ""
     metadata: dict[str, Any] = Field(default_factory=dict)
 
@@ -47,8 +47,8 @@ class ToolSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    server: str = Field(min_length=1, max_length=300)
-    name: str = Field(min_length=1, max_length=300)
+    server: str = Field(min_length=1, max_length=300, pattern=r"\S")
+    name: str = Field(min_length=1, max_length=300, pattern=r"\S")
     description: str = ""
     input_schema: dict[str, Any] = Field(default_factory=dict)
     annotations: dict[str, Any] = Field(default_factory=dict)
@@ -73,12 +73,19 @@ class ServerRecord(ServerSpec):
 
 
 class ToolRecord(ToolSpec):
+    """A stored tool; its ``id`` (``server::name``) is serialised with it."""
+
     content_hash: str
     creation_method: CreationMethod
     created_at: datetime
     updated_at: datetime
     created_by: str = ""
     modified_by: str = ""
+
+    @computed_field(description="server::name")  # type: ignore[prop-decorator]
+    @property
+    def tool_id(self) -> str:
+        return self.id
 
 
 class ToolDocument(BaseModel):

@@ -143,10 +143,21 @@ def revoke_key(store: CatalogStore, key_id: str, actor: str) -> ApiKeyRecord:
         return record
 
 
-def touch_key(store: CatalogStore, key_id: str, at: datetime) -> None:
-    """Record when a key was last used (best effort, outside any mutation's transaction)."""
-    with store.transaction() as db:
-        db.execute("UPDATE api_keys SET last_used_at=? WHERE id=?", (at.isoformat(), key_id))
+def touch_key(store: CatalogStore, key_id: str, at: datetime) -> bool:
+    """Record when a key was last used. Best effort and never waits: while another write holds the
+    database (a long import), the update is skipped and made at a later request. True when written."""
+    db = store.db
+    if db.in_transaction:
+        return False
+    db.execute("PRAGMA busy_timeout = 0")
+    try:
+        with store.transaction():
+            db.execute("UPDATE api_keys SET last_used_at=? WHERE id=?", (at.isoformat(), key_id))
+        return True
+    except sqlite3.OperationalError:  # database is locked
+        return False
+    finally:
+        db.execute("PRAGMA busy_timeout = 30000")
 
 
 # -- audit -------------------------------------------------------------------------------------------

@@ -193,7 +193,7 @@ def update_tool(
     at = _now()
     now = at.isoformat(timespec="microseconds")
     with store.transaction() as db:
-        before = store.get_tool(tool_id)
+        before = require_tool(store, tool_id)
         spec = ToolSpec(
             server=before.server,
             name=before.name,
@@ -225,7 +225,7 @@ def update_tool(
 def delete_tool(store: CatalogStore, tool_id: str, *, actor: str) -> ToolRecord:
     at = _now()
     with store.transaction() as db:
-        before = store.get_tool(tool_id)
+        before = require_tool(store, tool_id)
         db.execute("DELETE FROM tools WHERE id=?", (tool_id,))
         _rehash_server(db, before.server, at.isoformat(timespec="microseconds"), actor)
         _audit(db, actor, "tool.delete", f"tool:{tool_id}", before, None, at)
@@ -240,4 +240,16 @@ def require_server(store: CatalogStore, name: str) -> ServerRecord:
             f"No server named {name!r} in the catalog.",
             hint="Register it first (POST /api/v1/servers); `tool-selector catalog list` shows the names.",
             name=name,
+        ) from exc
+
+
+def require_tool(store: CatalogStore, tool_id: str) -> ToolRecord:
+    try:
+        return store.get_tool(tool_id)
+    except NotFoundError as exc:
+        raise NotFoundError(
+            f"No tool with id {tool_id!r} in the catalog.",
+            hint="Tool ids read 'server::tool'; GET /api/v1/tools/search?q=... finds them, "
+            "POST /api/v1/tools registers one.",
+            tool_id=tool_id,
         ) from exc

@@ -159,10 +159,12 @@ class CatalogStore:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
-            self._db.executescript(_SCHEMA)  # idempotent DDL; executescript commits on its own
-            with self._transaction():
-                self._add_columns()
-                self._check_schema_version()
+            if self._stored_version() != SCHEMA_VERSION:
+                # only then take the write lock: opening a current file must not wait behind a writer
+                self._db.executescript(_SCHEMA)  # idempotent DDL; executescript commits on its own
+                with self._transaction():
+                    self._add_columns()
+                    self._check_schema_version()
         except sqlite3.DatabaseError as exc:
             raise StoreError(
                 f"Cannot open the catalog database {path}: {exc}.",
@@ -207,6 +209,13 @@ class CatalogStore:
     def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
         """One write transaction (BEGIN IMMEDIATE ... COMMIT, rolled back on any exception)."""
         return self._transaction()
+
+    def _stored_version(self) -> int | None:
+        try:
+            row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        except sqlite3.OperationalError:  # a new file: no meta table yet
+            return None
+        return None if row is None else int(row["value"])
 
     def _add_columns(self) -> None:
         for table, column, declaration in _ADDED_COLUMNS:
