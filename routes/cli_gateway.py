@@ -25,7 +25,9 @@ def serve(
     """Run the MCP gateway (resolve_intent, activate_power, call_tool, ...) for an MCP client.
 
     Over stdio by default (what Claude Desktop and Claude Code start); with --http PORT at
-    http://HOST:PORT/mcp. Logs go to stderr. Every upstream server is stopped on exit."""
+    http://HOST:PORT/mcp, where every request needs an API key with the read scope
+    (`tool-selector keys create NAME --role viewer`). Logs go to stderr. Every upstream server is
+    stopped on exit."""
     from routes.gateway import serve_http, serve_stdio
     from services.container import Container
     from services.resolving import ResolveService
