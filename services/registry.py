@@ -119,35 +119,29 @@ class DuplicateFinder:
         for start in range(0, len(texts), 256):
             self._vectors(texts[start : start + 256])
 
-    def best(self, spec: ToolSpec, scope: MatchScope) -> ToolMatch | None:
-        store = self.container.store
-        candidates = store.list_tools(None if scope == "catalog" else spec.server)
+    def _ranked(self, spec: ToolSpec, scope: MatchScope) -> list[tuple[float, ToolRecord]]:
+        """Stored candidates with their similarity to ``spec``, most similar first."""
+        candidates = self.container.store.list_tools(None if scope == "catalog" else spec.server)
         if not candidates:
-            return None
+            return []
         matrix = self._vectors([dedup_text(t.name, t.description) for t in candidates])
-        query = self._vectors([dedup_text(spec.name, spec.description)])[0]
-        sims = matrix @ query
-        ranked = sorted(range(len(candidates)), key=lambda i: -float(sims[i]))
-        for i in ranked:
-            sim, other = float(sims[i]), candidates[i]
+        sims = matrix @ self._vectors([dedup_text(spec.name, spec.description)])[0]
+        return sorted(((float(s), t) for s, t in zip(sims, candidates, strict=True)), key=lambda p: -p[0])
+
+    def best(self, spec: ToolSpec, scope: MatchScope) -> ToolMatch | None:
+        for sim, other in self._ranked(spec, scope):
             if sim >= SIMILAR:
                 return ToolMatch(tool_id=other.id, similarity=round(sim, 4), rule="similar")
-            if sim >= SIMILAR_WITH_SAME_NAME and same_name(other.name, spec.name):
-                return ToolMatch(tool_id=other.id, similarity=round(sim, 4), rule="similar_same_name")
             if sim < SIMILAR_WITH_SAME_NAME:
                 break
+            if same_name(other.name, spec.name):
+                return ToolMatch(tool_id=other.id, similarity=round(sim, 4), rule="similar_same_name")
         return None
 
     def closest(self, spec: ToolSpec, scope: MatchScope) -> tuple[str, float] | None:
         """The most similar stored tool whatever its score (for the error of match_only)."""
-        store = self.container.store
-        candidates = store.list_tools(None if scope == "catalog" else spec.server)
-        if not candidates:
-            return None
-        matrix = self._vectors([dedup_text(t.name, t.description) for t in candidates])
-        sims = matrix @ self._vectors([dedup_text(spec.name, spec.description)])[0]
-        i = int(np.argmax(sims))
-        return candidates[i].id, round(float(sims[i]), 4)
+        ranked = self._ranked(spec, scope)
+        return (ranked[0][1].id, round(ranked[0][0], 4)) if ranked else None
 
 
 def find_match(
