@@ -96,18 +96,21 @@ class DuplicateFinder:
 
     def __init__(self, container: Container) -> None:
         self.container = container
+        self._memo: dict[str, np.ndarray] = {}  # this finder's vectors: a batch reads each one once
 
     def _vectors(self, texts: list[str]) -> np.ndarray:
         embedder, store = self.container.embedder, self.container.store
         keys = [sha256_of([embedder.model_id, DEDUP_TEXT_VERSION, t]) for t in texts]
-        cached = store.get_vectors(embedder.model_id, keys)
-        missing = sorted({k: t for k, t in zip(keys, texts, strict=True) if k not in cached}.items())
+        unknown = [k for k in dict.fromkeys(keys) if k not in self._memo]
+        if unknown:
+            self._memo.update(store.get_vectors(embedder.model_id, unknown))
+        missing = sorted({k: t for k, t in zip(keys, texts, strict=True) if k not in self._memo}.items())
         if missing:
             fresh = embedder.embed_documents([t for _, t in missing])
             new = {k: v for (k, _), v in zip(missing, fresh, strict=True)}
             store.put_vectors(embedder.model_id, new)
-            cached.update(new)
-        return np.stack([cached[k] for k in keys]) if keys else np.zeros((0, embedder.dim), np.float32)
+            self._memo.update(new)
+        return np.stack([self._memo[k] for k in keys]) if keys else np.zeros((0, embedder.dim), np.float32)
 
     def warm(self, specs: list[ToolSpec], scope: MatchScope) -> None:
         """Embed a batch's tools and their candidates in a few large calls, before a transaction, so
