@@ -80,7 +80,7 @@ def open_workspace(
     finally:
         if enrichers is not None:
             enrichers.close()
-    if store.get_meta("index_catalog_hash") != store.catalog_hash() or container.backend.count() == 0:
+    if not container.index_is_current() or container.backend.count() == 0:
         logger.info("indexing eval workspace %s", work)
         build_index(container)
         built = True

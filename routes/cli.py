@@ -109,6 +109,34 @@ def index_build(
         _echo_json(build_index(container, rebuild=rebuild, progress=_progress("embedding")).model_dump())
 
 
+@index_app.command("rebuild")
+def index_rebuild(
+    backend: Annotated[
+        str | None, typer.Option(help="embedded or weaviate; default: the configured backend")
+    ] = None,
+) -> None:
+    """Empty a backend and fill it again from the catalog store (e.g. `--backend weaviate`, and back)."""
+    from services.container import Container
+    from services.indexing import rebuild_index
+
+    with _errors():
+        if backend not in (None, "embedded", "weaviate"):
+            raise InvalidInputError(
+                f"Unknown backend {backend!r}.", hint="Use --backend embedded or weaviate."
+            )
+        settings = load_settings(backend=backend) if backend else _settings()
+        configure_logging(settings.log_level)
+        with Container(settings) as container:
+            summary = rebuild_index(container, progress=_progress("embedding"))
+            _echo_json({"backend": settings.backend, "target": _target(settings), **summary.model_dump()})
+
+
+def _target(settings: Settings) -> str:
+    if settings.backend == "embedded":
+        return str(settings.index_dir)
+    return f"{settings.weaviate_url} collection {settings.weaviate_collection}"
+
+
 @app.command()
 def resolve(
     query: Annotated[str, typer.Argument(help="What the agent wants to do")],

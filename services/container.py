@@ -8,17 +8,36 @@ import weakref
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from tool_selector.catalog.store import CatalogStore
 from tool_selector.confidence import Calibration, load_calibration
 from tool_selector.embedding import Embedder, LazyEmbedder, MiniLMEmbedder
-from tool_selector.errors import ConfigurationError
 from tool_selector.resolve import Resolver
 from tool_selector.search.backend import SearchBackend
 from tool_selector.search.embedded import EmbeddedBackend
 from tool_selector.settings import Settings
 
+if TYPE_CHECKING:
+    from tool_selector.search.weaviate_backend import WeaviateConfig
+
 logger = logging.getLogger(__name__)
+
+
+def weaviate_config(settings: Settings) -> WeaviateConfig:
+    from tool_selector.search.weaviate_backend import WeaviateConfig
+
+    key = settings.weaviate_api_key
+    return WeaviateConfig(
+        url=settings.weaviate_url,
+        grpc_url=settings.weaviate_grpc_url,
+        api_key=key.get_secret_value() if key is not None else None,
+        collection=settings.weaviate_collection,
+        connect_timeout_s=settings.weaviate_connect_timeout_s,
+        query_timeout_s=settings.weaviate_query_timeout_s,
+        insert_timeout_s=settings.weaviate_insert_timeout_s,
+        max_attempts=settings.weaviate_max_attempts,
+    )
 
 
 class Container:
@@ -79,10 +98,30 @@ class Container:
     def backend(self) -> SearchBackend:
         if self.settings.backend == "embedded":
             return EmbeddedBackend(self._index_dir, model_id=self.embedder.model_id, dim=self.embedder.dim)
-        raise ConfigurationError(
-            f"Backend {self.settings.backend!r} is not available in this version.",
-            hint="Set TOOL_SELECTOR_BACKEND=embedded.",
+        from tool_selector.search.weaviate_backend import WeaviateBackend  # weaviate loads only when used
+
+        return WeaviateBackend(
+            weaviate_config(self.settings), model_id=self.embedder.model_id, dim=self.embedder.dim
         )
+
+    @property
+    def index_key(self) -> str:
+        """The catalog-store meta key remembering which catalog the configured index holds. Each
+        backend (and each Weaviate collection) has its own: filling one says nothing of another."""
+        s = self.settings
+        if s.backend == "embedded":
+            return "index_catalog_hash"
+        return f"index_catalog_hash@weaviate:{s.weaviate_url}/{s.weaviate_collection}"
+
+    def indexed_catalog_hash(self) -> str | None:
+        """The catalog hash the configured index was last brought in line with."""
+        return self.store.get_meta(self.index_key)
+
+    def index_is_current(self) -> bool:
+        return self.indexed_catalog_hash() == self.store.catalog_hash()
+
+    def mark_index_current(self) -> None:
+        self.store.set_meta(self.index_key, self.store.catalog_hash())
 
     @cached_property
     def calibration(self) -> Calibration:
@@ -101,6 +140,7 @@ class Container:
             field_boosts=s.field_boosts,
             candidates=s.candidates,
             max_query_chars=s.max_query_chars,
+            fusion=s.fusion,
         )
 
     def close(self) -> None:

@@ -91,7 +91,7 @@ class GatewayService:
         self.container = container
         settings = container.settings
         self.resolver = ResolveService(container)
-        self._index_hash = container.store.get_meta("index_catalog_hash")
+        self._index_hash = container.indexed_catalog_hash()
         self._checked_at = time.monotonic()
         self.hints = HintTracker(sink=self._record_session)
         self.on_tools_changed = on_tools_changed
@@ -146,7 +146,7 @@ class GatewayService:
         if now - self._checked_at < RELOAD_CHECK_S:
             return self.resolver
         self._checked_at = now
-        current = self.container.store.get_meta("index_catalog_hash")
+        current = self.container.indexed_catalog_hash()
         if current != self._index_hash:
             old = self.container
             fresh = Container(old.settings, embedder=old.embedder, calibration=old.calibration)

@@ -162,7 +162,7 @@ class Operations:
             return self._resolver
         with self._resolver_lock:
             self._checked_at = now
-            current = self.container.store.get_meta("index_catalog_hash")
+            current = self.container.indexed_catalog_hash()
             if self._resolver is None or current != self._resolver_hash:
                 self.container.backend.refresh()
                 # while a write of ours runs, the catalog is ahead of the index for a moment: serve the
@@ -270,7 +270,7 @@ class Operations:
             tools_enriched=states,
             enrichers=enrichers,
             discovery=discovery,
-            index_current=store.get_meta("index_catalog_hash") == store.catalog_hash(),
+            index_current=self.container.index_is_current(),
             last_sync=last_sync(self.container),
         )
 
@@ -285,7 +285,7 @@ class Operations:
         raw = store.get_meta("last_sync")
         synced = None if raw is None else SyncSummary.model_validate_json(raw)
         sync_at = self._last_sync_at(store)
-        index_current = store.get_meta("index_catalog_hash") == store.catalog_hash()
+        index_current = self.container.index_is_current()
         return Health(
             status="ok" if reachable and indexed > 0 and index_current else "degraded",
             backend=self.container.settings.backend,

@@ -170,7 +170,7 @@ def refresh(container: Container, *, force: frozenset[str] = frozenset()) -> Ind
     store = container.store
     summary = index_catalog(store, container.backend, container.embedder)
     if not summary.errors:
-        store.set_meta("index_catalog_hash", store.catalog_hash())
+        container.mark_index_current()
     return summary
 
 

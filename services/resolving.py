@@ -41,7 +41,7 @@ class ResolveService:
                 hint="Run `tool-selector catalog import DIR` and `tool-selector index build` first.",
             )
         store = container.store
-        indexed = store.get_meta("index_catalog_hash")
+        indexed = container.indexed_catalog_hash()
         if not allow_stale and indexed is not None and indexed != store.catalog_hash():
             raise IndexMissingError(
                 "The search index is older than the catalog (servers or tools changed since it was built).",

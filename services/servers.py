@@ -96,7 +96,7 @@ def remove_server(container: Container, name: str) -> RemoveSummary:
     if name in {s.name for s in container.store.list_servers()}:
         summary.tools_removed = container.store.delete_server(name)
         indexed = index_catalog(container.store, container.backend, container.embedder)
-        container.store.set_meta("index_catalog_hash", container.store.catalog_hash())
+        container.mark_index_current()
         summary.index_documents_removed = indexed.removed
     return summary
 

@@ -208,7 +208,7 @@ def run_sync(
 
 def _index(container: Container, progress: Progress | None) -> IndexSummary:
     store = container.store
-    if store.get_meta("index_catalog_hash") == store.catalog_hash() and container.backend.count() > 0:
+    if container.index_is_current() and container.backend.count() > 0:
         return IndexSummary(documents=store.counts()[1], unchanged=store.counts()[1])
     summary = index_catalog(
         store,
@@ -217,7 +217,7 @@ def _index(container: Container, progress: Progress | None) -> IndexSummary:
         progress=(lambda d, t: progress("embed", d, t)) if progress is not None else None,
     )
     if not summary.errors:
-        store.set_meta("index_catalog_hash", store.catalog_hash())
+        container.mark_index_current()
     return summary
 
 

@@ -1,5 +1,8 @@
 """The embedded search backend (a folder on disk) and the fusion functions it shares with Weaviate.
 
+What every backend must do is in test_backend_contract.py; here is what only the embedded one does
+(persistence in a folder, its keyword index).
+
 Vectors come from the HashingEmbedder: what is tested here is fusion, persistence and keyword
 scoring, not the model's semantics.
 """
@@ -14,7 +17,7 @@ import pytest
 from tool_selector.embedding import HashingEmbedder
 from tool_selector.errors import IndexMissingError
 from tool_selector.models import ToolDocument
-from tool_selector.search.backend import SearchBackend, SearchQuery, fuse_ranked, fuse_relative
+from tool_selector.search.backend import SearchQuery, fuse_ranked, fuse_relative
 from tool_selector.search.embedded import EmbeddedBackend
 from tool_selector.settings import DEFAULT_FIELD_BOOSTS
 
@@ -109,46 +112,6 @@ def test_ranked_fusion_adds_alpha_weighted_reciprocal_ranks() -> None:
 # --------------------------------------------------------------------------- writes and persistence
 
 
-def test_the_embedded_backend_satisfies_the_protocol(backend: EmbeddedBackend) -> None:
-    assert isinstance(backend, SearchBackend)
-
-
-def test_upserting_the_same_document_twice_keeps_one_copy(tmp_path: Path) -> None:
-    opened = _backend(tmp_path / "index")
-    first = opened.upsert([CATALOG[0]])
-    second = opened.upsert([CATALOG[0]])
-    assert (first.written, second.written) == (1, 1)
-    assert opened.count() == 1
-    updated = CATALOG[0].model_copy(update={"text_hash": "new-hash"})
-    opened.upsert([updated])
-    assert opened.count() == 1
-    assert opened.ids() == {CATALOG[0].id: "new-hash"}
-
-
-def test_a_document_without_a_fitting_vector_is_reported_and_not_written(tmp_path: Path) -> None:
-    opened = _backend(tmp_path / "index")
-    no_vector = CATALOG[0].model_copy(update={"vector": None})
-    short = CATALOG[1].model_copy(update={"vector": [0.1, 0.2]})
-    result = opened.upsert([no_vector, short, CATALOG[2]])
-    assert result.written == 1
-    assert set(result.errors) == {CATALOG[0].id, CATALOG[1].id}
-    assert "64" in result.errors[CATALOG[0].id]
-    assert opened.ids() == {CATALOG[2].id: CATALOG[2].text_hash}
-
-
-def test_delete_returns_how_many_of_the_ids_existed(backend: EmbeddedBackend) -> None:
-    assert backend.delete([CATALOG[0].id, "Nope::missing", CATALOG[0].id]) == 1
-    assert backend.delete(["Nope::missing"]) == 0
-    assert backend.count() == len(CATALOG) - 1
-    assert CATALOG[0].id not in backend.ids()
-    hits = backend.hybrid_search(_query("create issue", limit=10))
-    assert CATALOG[0].id not in [h.id for h in hits]
-
-
-def test_ids_maps_every_document_to_its_text_hash(backend: EmbeddedBackend) -> None:
-    assert backend.ids() == {d.id: d.text_hash for d in CATALOG}
-
-
 def test_an_index_survives_reopening_the_folder(tmp_path: Path, backend: EmbeddedBackend) -> None:
     query = _query("open a new issue", limit=6)
     before = backend.hybrid_search(query)
@@ -199,17 +162,6 @@ def test_an_index_built_for_another_model_or_dimension_is_refused(
     assert "tool-selector index build" in info.value.hint
 
 
-def test_searching_an_empty_index_raises_index_missing(tmp_path: Path) -> None:
-    opened = _backend(tmp_path / "index")
-    with pytest.raises(IndexMissingError) as info:
-        opened.hybrid_search(_query("anything"))
-    assert "empty" in info.value.message
-    assert "tool-selector index build" in info.value.hint
-
-
-# --------------------------------------------------------------------------- ranking
-
-
 def test_field_boosts_decide_between_a_name_match_and_a_description_match(tmp_path: Path) -> None:
     opened = _backend(tmp_path / "index")
     opened.upsert(
@@ -235,12 +187,6 @@ def test_field_boosts_decide_between_a_name_match_and_a_description_match(tmp_pa
 def test_a_field_with_boost_zero_is_not_searched(backend: EmbeddedBackend) -> None:
     assert np.all(backend.keyword_scores("weather", {"name": 1.0, "description": 0.0}) == 0.0)
     assert backend.keyword_scores("weather", {"name": 0.0, "description": 1.0}).max() > 0.0
-
-
-def test_an_exact_tool_name_ranks_first(backend: EmbeddedBackend) -> None:
-    for doc in CATALOG:
-        hits = backend.hybrid_search(_query(doc.name, field_boosts=DEFAULT_FIELD_BOOSTS))
-        assert hits[0].id == doc.id, (doc.name, [h.id for h in hits[:3]])
 
 
 def test_a_query_of_stopwords_only_has_keyword_scores_of_zero(backend: EmbeddedBackend) -> None:
@@ -277,7 +223,3 @@ def test_hits_carry_the_raw_cosine_and_keyword_score_next_to_the_fused_score(
     keyword = backend.keyword_scores("list issues", DEFAULT_FIELD_BOOSTS)
     assert hits[0].keyword_score == pytest.approx(float(keyword[1]))
     assert hits[0].keyword_score == pytest.approx(float(keyword.max()))
-
-
-def test_the_limit_caps_the_hits(backend: EmbeddedBackend) -> None:
-    assert len(backend.hybrid_search(_query("issue", limit=2))) == 2

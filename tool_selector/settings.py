@@ -87,7 +87,36 @@ class Settings(BaseSettings):
     calibration_file: Path | None = Field(default=None, description="None = the packaged calibration")
     max_query_chars: int = Field(default=32_000, ge=16, description="longer queries are refused")
     candidates: int = Field(default=100, ge=10, description="hits per retriever before fusion")
+    fusion: Literal["relative_score", "ranked"] = Field(
+        default="relative_score", description="hybrid fusion: Weaviate's relativeScoreFusion or rankedFusion"
+    )
     log_level: str = "WARNING"
+
+    # -- the Weaviate backend (issue 6); used when backend = "weaviate" --
+    weaviate_url: str = Field(
+        default="http://localhost:8080",
+        validation_alias=AliasChoices("TOOL_SELECTOR_WEAVIATE_URL", "WEAVIATE_URL"),
+        description="Weaviate's HTTP address (REST)",
+    )
+    weaviate_grpc_url: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("TOOL_SELECTOR_WEAVIATE_GRPC_URL", "WEAVIATE_GRPC_URL"),
+        description="Weaviate's gRPC address; None = the HTTP host on port 50051",
+    )
+    weaviate_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("TOOL_SELECTOR_WEAVIATE_API_KEY", "WEAVIATE_API_KEY")
+    )
+    weaviate_collection: str = Field(
+        default="Tool", pattern=r"^[A-Z][A-Za-z0-9_]*$", description="collection (class) name"
+    )
+    weaviate_connect_timeout_s: float = Field(
+        default=5.0, gt=0, le=120, description="connect and health check"
+    )
+    weaviate_query_timeout_s: float = Field(default=10.0, gt=0, le=600, description="one search or read")
+    weaviate_insert_timeout_s: float = Field(default=60.0, gt=0, le=3600, description="one batch write")
+    weaviate_max_attempts: int = Field(
+        default=3, ge=1, le=10, description="tries on transient failures (unreachable, 502-504, timeouts)"
+    )
 
     # -- write path: servers, discovery, enrichment (issue 3) --
     servers_file: Path | None = Field(default=None, description="None = <data_dir>/servers.json")

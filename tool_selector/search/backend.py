@@ -52,6 +52,10 @@ class SearchBackend(Protocol):
         """Ranked hits; each carries the fused score and the raw keyword and vector scores."""
         ...
 
+    def drop(self) -> None:
+        """Remove every document and any schema the backend keeps; the next upsert starts afresh."""
+        ...
+
     def refresh(self) -> bool:
         """Pick up writes other processes made since the last look; True when something changed."""
         ...

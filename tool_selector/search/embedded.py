@@ -28,15 +28,11 @@ import numpy as np
 from tool_selector.errors import IndexMissingError, InvalidInputError, StoreError
 from tool_selector.models import SearchHit, ToolDocument
 from tool_selector.search.backend import SearchQuery, UpsertResult, fuse_ranked, fuse_relative
-from tool_selector.search.text import tokenize
+from tool_selector.search.text import tokenize, weighted_tokens
 
 logger = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
-
-
-def field_text(value: str | list[str]) -> str:
-    return value if isinstance(value, str) else " . ".join(value)
 
 
 class _KeywordIndex:
@@ -49,15 +45,7 @@ class _KeywordIndex:
 
     def __init__(self, docs: Sequence[ToolDocument], boosts: dict[str, float]) -> None:
         self.boosts = dict(boosts)
-        repeats = {name: round(2 * b) for name, b in boosts.items() if round(2 * b) > 0}
-        corpus: list[list[str]] = []
-        for doc in docs:
-            tokens: list[str] = []
-            for name, times in repeats.items():
-                value = doc.fields.get(name)
-                if value:
-                    tokens.extend(tokenize(field_text(value)) * times)
-            corpus.append(tokens)
+        corpus = [weighted_tokens(doc.fields, boosts) for doc in docs]
         self.size = len(docs)
         self.index: bm25s.BM25 | None = None
         if any(corpus):  # bm25s divides by the mean length: an empty corpus has nothing to score
@@ -214,6 +202,10 @@ class EmbeddedBackend:
 
     def count(self) -> int:
         return len(self._state.docs)
+
+    def drop(self) -> None:
+        with self._lock:
+            self._commit(_State(docs=[], pos={}, vectors=np.zeros((0, self.dim), dtype=np.float32)))
 
     def ids(self) -> dict[str, str]:
         return {d.id: d.text_hash for d in self._state.docs}

@@ -39,3 +39,23 @@ def tokenize(text: str) -> list[str]:
     """Tokens for BM25: identifiers split, lowercased, stopwords dropped, Snowball-stemmed."""
     words = _TOKEN.findall(split_identifiers(text).lower())
     return [_stem(w) for w in words if w not in STOPWORDS and len(w) > 1]
+
+
+def field_text(value: str | list[str]) -> str:
+    return value if isinstance(value, str) else " . ".join(value)
+
+
+def boost_repeats(boosts: dict[str, float]) -> dict[str, int]:
+    """How many times each field's tokens count: round(2 x boost); fields that round to 0 are left out."""
+    return {name: round(2 * b) for name, b in boosts.items() if round(2 * b) > 0}
+
+
+def weighted_tokens(fields: dict[str, str | list[str]], boosts: dict[str, float]) -> list[str]:
+    """One document's keyword tokens, each field's repeated by its weight (BM25F by repetition: term
+    frequencies weighted per field under one IDF and one length norm). Both backends search this."""
+    tokens: list[str] = []
+    for name, times in boost_repeats(boosts).items():
+        value = fields.get(name)
+        if value:
+            tokens.extend(tokenize(field_text(value)) * times)
+    return tokens
