@@ -13,37 +13,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_backend_contract import CATALOG, EMBEDDER
+from test_backend_contract import doc as _doc
 
-from tool_selector.embedding import HashingEmbedder
 from tool_selector.errors import IndexMissingError
-from tool_selector.models import ToolDocument
 from tool_selector.search.backend import SearchQuery, fuse_ranked, fuse_relative
 from tool_selector.search.embedded import EmbeddedBackend
 from tool_selector.settings import DEFAULT_FIELD_BOOSTS
-
-EMBEDDER = HashingEmbedder(dim=64)
-
-
-def _doc(server: str, name: str, description: str, *, text_hash: str | None = None) -> ToolDocument:
-    words = name.replace("_", " ")
-    return ToolDocument(
-        id=f"{server}::{name}",
-        server=server,
-        name=name,
-        fields={"name": words, "description": description, "server_name": server},
-        text_hash=text_hash or f"hash-of-{server}-{name}-{description}",
-        vector=EMBEDDER.embed_query(f"{words} ({server}): {description}").tolist(),
-    )
-
-
-CATALOG = [
-    _doc("Code Host", "create_issue", "Open a new issue in a repository"),
-    _doc("Code Host", "list_issues", "List the issues of a repository with filters"),
-    _doc("Code Host", "close_issue", "Close an issue by number"),
-    _doc("Notes", "create_page", "Create a page in a notebook"),
-    _doc("Weather", "get_forecast", "Daily weather forecast for a city"),
-    _doc("Clock", "current_time", "The current time in a time zone"),
-]
 
 
 def _backend(directory: Path) -> EmbeddedBackend:
