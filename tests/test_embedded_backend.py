@@ -138,7 +138,8 @@ def test_an_index_built_for_another_model_or_dimension_is_refused(
     assert "tool-selector index build" in info.value.hint
 
 
-def test_field_boosts_decide_between_a_name_match_and_a_description_match(tmp_path: Path) -> None:
+def test_keyword_scores_weigh_a_name_match_above_a_description_match(tmp_path: Path) -> None:
+    """The ranking side is in the contract suite; here the raw boosted BM25 behind it."""
     opened = _backend(tmp_path / "index")
     opened.upsert(
         [
@@ -147,14 +148,6 @@ def test_field_boosts_decide_between_a_name_match_and_a_description_match(tmp_pa
             _doc("Files", "rename", "Give a file another name"),
         ]
     )
-    name_first = opened.hybrid_search(
-        _query("archive", alpha=0.0, field_boosts={"name": 3.0, "description": 1.0})
-    )
-    description_first = opened.hybrid_search(
-        _query("archive", alpha=0.0, field_boosts={"name": 1.0, "description": 3.0})
-    )
-    assert [h.id for h in name_first] == ["Files::archive", "Files::store"]
-    assert [h.id for h in description_first] == ["Files::store", "Files::archive"]
     scores = opened.keyword_scores("archive", {"name": 3.0, "description": 1.0})
     assert scores[2] == 0.0
     assert scores[0] > scores[1] > 0.0
