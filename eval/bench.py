@@ -29,7 +29,8 @@ def bench(settings: Settings, dataset_dir: Path, *, queries: int = 300, build: b
     container, _ = open_workspace(settings, paths)
     with container:
         started = time.perf_counter()
-        service = ResolveService(container)
+        service = ResolveService(container)  # the power directory and the catalog's words
+        figures["service_build_s"] = round(time.perf_counter() - started, 3)
         service.resolve(texts[0])
         figures["cold_start_s"] = round(time.perf_counter() - started, 3)
         for text in texts[:20]:  # warm-up, not measured
@@ -39,6 +40,12 @@ def bench(settings: Settings, dataset_dir: Path, *, queries: int = 300, build: b
             t0 = time.perf_counter()
             service.decide(text)
             latencies.append((time.perf_counter() - t0) * 1000)
+        resolver, judged = container.resolver, []
+        for text in texts:  # the confidence alone: evidence and both heads, on a ranking made once
+            ranking = resolver.rank(text)
+            t0 = time.perf_counter()
+            resolver.judge(ranking, service.terms)
+            judged.append((time.perf_counter() - t0) * 1000)
         embed = []
         for text in texts:
             t0 = time.perf_counter()
@@ -50,6 +57,8 @@ def bench(settings: Settings, dataset_dir: Path, *, queries: int = 300, build: b
                 "resolve_p95_ms": round(percentile(latencies, 95) or 0, 2),
                 "resolve_p99_ms": round(percentile(latencies, 99) or 0, 2),
                 "embed_query_p50_ms": round(percentile(embed, 50) or 0, 2),
+                "confidence_p50_ms": round(percentile(judged, 50) or 0, 3),
+                "confidence_p95_ms": round(percentile(judged, 95) or 0, 3),
                 "tools_indexed": container.backend.count(),
             }
         )

@@ -55,6 +55,9 @@ class Query(BaseModel):
     gold_tool_groups: list[list[str]]
     level: int | None = None
     expected_tier: str | None = None
+    origin: str | None = Field(
+        default=None, description="small catalogs: 'gold-removed' or 'no-gold' for an unanswerable request"
+    )
 
     @property
     def answerable(self) -> bool:
@@ -93,6 +96,69 @@ def check_dataset_dir(path: Path) -> DatasetPaths:
             missing=missing,
         )
     return paths
+
+
+_ROOT_HINT = (
+    "Give a dataset folder (servers.json, tools.json, queries.jsonl) or a small-catalog root: a folder "
+    "of such dataset folders, as shared/benchmarks/make_subcatalogs.py writes them (k10-00/, k10-01/, ...)."
+)
+
+
+def dataset_folders(path: Path) -> list[Path]:
+    """The dataset folders a path stands for: itself when it is one, else every dataset folder directly
+    under it (a small-catalog root: ``k<servers>-<n>/`` folders beside ``all/``), sorted by name.
+
+    Raises CatalogFileError when the path is missing or holds neither.
+    """
+    if not path.exists():
+        raise CatalogFileError(f"Dataset folder {path} does not exist.", hint=_ROOT_HINT, path=str(path))
+    if not path.is_dir():
+        raise CatalogFileError(f"Dataset path {path} is not a directory.", hint=_ROOT_HINT, path=str(path))
+    if (path / SERVERS_FILE).exists() or (path / TOOLS_FILE).exists():
+        check_dataset_dir(path)
+        return [path]
+    found = sorted(p for p in path.iterdir() if p.is_dir() and (p / SERVERS_FILE).is_file())
+    if not found:
+        raise CatalogFileError(
+            f"{path} is neither a dataset folder nor a folder of dataset folders.",
+            hint=_ROOT_HINT,
+            path=str(path),
+        )
+    for folder in found:
+        check_dataset_dir(folder)
+    return found
+
+
+@dataclass(frozen=True)
+class DatasetArg:
+    """One DATASET argument of eval or calibrate: its name and the dataset folders it stands for."""
+
+    name: str
+    folders: tuple[Path, ...]
+
+
+def expand_datasets(paths: Iterable[Path]) -> list[DatasetArg]:
+    """Each path as a DatasetArg named by its folder (``@<position>`` added when two names clash)."""
+    args = [DatasetArg(p.resolve().name, tuple(dataset_folders(p))) for p in paths]
+    names = [a.name for a in args]
+    if len(set(names)) < len(names):
+        args = [DatasetArg(f"{a.name}@{i}", a.folders) for i, a in enumerate(args)]
+    return args
+
+
+def catalog_size(paths: DatasetPaths) -> int:
+    """How many servers a dataset's catalog has (read from servers.json)."""
+    try:
+        servers = json.loads(paths.servers.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CatalogFileError(
+            f"{paths.servers} cannot be read as JSON: {exc}.", hint=_FORMAT_HINT, path=str(paths.servers)
+        ) from exc
+    if not isinstance(servers, list):
+        raise CatalogFileError(
+            f"{paths.servers} must hold a JSON list of servers.", hint=_FORMAT_HINT, path=str(paths.servers)
+        )
+    return len(servers)
 
 
 def _short(value: Any, limit: int = 60) -> str:

@@ -9,12 +9,12 @@ import json
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from eval.dataset import Query, check_dataset_dir, load_queries, query_texts
+from eval.dataset import Query, catalog_size, check_dataset_dir, expand_datasets, load_queries, query_texts
 from eval.metrics import EvalReport, Prediction, ServerScore, ToolScore, evaluate
-from eval.report import format_markdown
+from eval.report import format_markdown, write_reliability_diagram
 from eval.workspace import open_workspace
 from services.resolving import ResolveService
 from tool_selector.embedding import Embedder
@@ -45,6 +45,7 @@ def predict(
                 servers=[ServerScore(name=p.name, score=p.score) for p in resolution.powers],
                 tools=[ToolScore(id=t.id, score=t.score) for t in resolution.tools],
                 confidence=resolution.confidence,
+                top3_confidence=resolution.top3_confidence,
                 tier=decision.status,
                 latency_ms=round(latency, 3),
             )
@@ -66,7 +67,7 @@ def write_jsonl(path: Path, predictions: list[Prediction]) -> None:
 
 def run_eval(
     settings: Settings,
-    dataset_dir: Path,
+    datasets: Path | Sequence[Path],
     predictions_path: Path,
     *,
     report_path: Path | None = None,
@@ -74,32 +75,64 @@ def run_eval(
     progress: Callable[[int, int], None] | None = None,
     enricher: str | None = None,
 ) -> tuple[EvalReport, list[Query]]:
-    paths = check_dataset_dir(dataset_dir)
-    queries = load_queries(paths.queries)  # validated before anything is built
-    container, built = open_workspace(settings, paths, embedder=embedder, enricher=enricher)
-    with container:
-        service = ResolveService(container)
-        predictions = predict(service, query_texts(queries), progress=progress)
-        write_jsonl(predictions_path, predictions)
-        report = evaluate(queries, predictions)
-        if report_path is not None:
-            report_path.parent.mkdir(parents=True, exist_ok=True)
-            report_path.write_text(
-                format_markdown(
-                    report,
-                    title=f"tool-selector eval: {paths.queries.parent.name}",
-                    settings_summary={
-                        "dataset": str(paths.queries.parent),
-                        "backend": settings.backend,
-                        "embedding": f"{container.embedder.model_id} ({settings.embedding_engine})",
-                        "enricher": enricher or settings.enricher,
-                        "alpha": settings.alpha,
-                        "field_boosts": settings.field_boosts,
-                        "thresholds": settings.thresholds.model_dump(),
-                        "calibration": container.calibration.version,
-                        "index": "built" if built else "reused",
-                    },
-                ),
-                encoding="utf-8",
-            )
-    return report, queries
+    """Resolve every query of every dataset folder (a DATASET is a folder or a small-catalog root) and
+    score them together. With several DATASETs, query ids become ``<dataset>/<id>``."""
+    args = expand_datasets([datasets] if isinstance(datasets, Path) else datasets)
+    prefix = len(args) > 1
+    work = []  # every queries file is validated before anything is built
+    for arg in args:
+        for folder in arg.folders:
+            paths = check_dataset_dir(folder)
+            work.append((arg.name, paths, load_queries(paths.queries), catalog_size(paths)))
+    total = sum(len(queries) for _, _, queries, _ in work)
+    all_queries: list[Query] = []
+    predictions: list[Prediction] = []
+    built = 0
+    calibration = ""
+    for name, paths, queries, servers in work:
+        container, was_built = open_workspace(settings, paths, embedder=embedder, enricher=enricher)
+        built += was_built
+        with container:
+            service = ResolveService(container)
+            calibration = container.calibration.version
+            done = len(predictions)
+
+            def step(n: int, _: int, done: int = done) -> None:
+                if progress is not None:
+                    progress(done + n, total)
+
+            found = predict(service, query_texts(queries), progress=step)
+        for query, prediction in zip(queries, found, strict=True):
+            scored = query.model_copy(update={"id": f"{name}/{query.id}"}) if prefix else query
+            prediction.id = scored.id
+            prediction.dataset, prediction.catalog_servers = name, servers
+            prediction.catalog = paths.queries.parent.name
+            all_queries.append(scored)
+            predictions.append(prediction)
+    write_jsonl(predictions_path, predictions)
+    report = evaluate(all_queries, predictions)
+    if report_path is not None:
+        report_path.parent.mkdir(parents=True, exist_ok=True)
+        diagram = report_path.with_suffix(".reliability.png")
+        write_reliability_diagram(report, diagram)
+        report_path.write_text(
+            format_markdown(
+                report,
+                title=f"tool-selector eval: {', '.join(a.name for a in args)}",
+                settings_summary={
+                    "datasets": [str(p) for p in ([datasets] if isinstance(datasets, Path) else datasets)],
+                    "catalogs": len(work),
+                    "backend": settings.backend,
+                    "embedding": settings.embedding_model,
+                    "enricher": enricher or settings.enricher,
+                    "alpha": settings.alpha,
+                    "field_boosts": settings.field_boosts,
+                    "thresholds": settings.thresholds.model_dump(),
+                    "calibration": calibration,
+                    "indexes": f"{built} built, {len(work) - built} reused",
+                },
+                reliability_diagram=diagram.name,
+            ),
+            encoding="utf-8",
+        )
+    return report, all_queries

@@ -12,6 +12,11 @@ Scoring rules (``shared/benchmarks/README.md``):
   to ``not_found``.
 - confidence AUROC: how well the confidence separates answerable (positive) from unanswerable
   (negative) queries; Mann-Whitney, ties count one half.
+- answerable activated: of the answerable queries, the share routed to ``activated``. gold removed
+  activated: of the small-catalog requests whose gold servers were removed, the share activated.
+- ECE: the confidence claims the probability that the top power is right; binned in tenths, the
+  query-weighted mean gap between a bin's mean confidence and how often its top power was right
+  (unanswerable queries are never right).
 """
 
 from __future__ import annotations
@@ -54,8 +59,12 @@ class Prediction(BaseModel):
     servers: list[ServerScore]
     tools: list[ToolScore]
     confidence: float
+    top3_confidence: float | None = None
     tier: str
     latency_ms: float = Field(ge=0.0)
+    dataset: str | None = Field(default=None, description="the DATASET argument the query came from")
+    catalog: str | None = Field(default=None, description="the dataset folder (catalog) it came from")
+    catalog_servers: int | None = Field(default=None, description="servers in the query's catalog")
 
     @property
     def server_names(self) -> list[str]:
@@ -142,6 +151,29 @@ def auroc(positives: Sequence[float], negatives: Sequence[float]) -> float | Non
     return u / (n_pos * n_neg)
 
 
+def reliability_bins(
+    confidences: Sequence[float], outcomes: Sequence[bool], bins: int = 10
+) -> list[tuple[float, float, float, int]]:
+    """Per non-empty bin of equal width (tenths by default; a confidence of exactly 1 falls in the last):
+    (lower edge, mean confidence, share right, count)."""
+    if len(confidences) != len(outcomes):
+        raise ValueError("one outcome per confidence")
+    cells: dict[int, list[float]] = {}
+    for c, right in zip(confidences, outcomes, strict=True):
+        cell = cells.setdefault(min(int(c * bins), bins - 1), [0.0, 0.0, 0.0])
+        cell[0] += 1
+        cell[1] += c
+        cell[2] += float(right)
+    return [(b / bins, c / n, r / n, int(n)) for b, (n, c, r) in sorted(cells.items())]
+
+
+def calibration_error(confidences: Sequence[float], outcomes: Sequence[bool], bins: int = 10) -> float:
+    """Expected calibration error (ECE): the mean over bins (see :func:`reliability_bins`), weighted by
+    each bin's share of the queries, of |the bin's mean confidence - how often it was right|. 0 for none."""
+    cells = reliability_bins(confidences, outcomes, bins)
+    return sum(n / len(confidences) * abs(c - r) for _, c, r, n in cells)
+
+
 def percentile(values: Sequence[float], q: float) -> float | None:
     """The ``q``-th percentile (0-100) by linear interpolation between closest ranks.
 
@@ -195,6 +227,9 @@ class QueryScore(BaseModel):
     expected_tier: str | None
     confidence: float
     latency_ms: float
+    origin: str | None = None
+    dataset: str | None = None
+    catalog_servers: int | None = None
 
 
 def score_query(query: Query, prediction: Prediction) -> QueryScore:
@@ -229,6 +264,9 @@ def score_query(query: Query, prediction: Prediction) -> QueryScore:
         expected_tier=query.expected_tier,
         confidence=prediction.confidence,
         latency_ms=prediction.latency_ms,
+        origin=query.origin,
+        dataset=prediction.dataset,
+        catalog_servers=prediction.catalog_servers,
     )
 
 
@@ -250,9 +288,12 @@ class GroupMetrics(BaseModel):
     tiers_unanswerable: dict[str, int]
     activated_count: int = Field(description="answerable queries routed to activated")
     activated_precision: float | None
+    answerable_activated: float | None = None
     unanswerable_caught: float | None
     answerable_not_found: float | None
+    gold_removed_activated: float | None = None
     confidence_auroc: float | None
+    ece: float | None = None
     latency_p50_ms: float | None
     latency_p95_ms: float | None
     # Only when queries carry expected_tier:
@@ -272,6 +313,7 @@ def group_metrics(name: str, scores: Sequence[QueryScore]) -> GroupMetrics:
         return _mean([float(getattr(s, field)) for s in answerable])
 
     activated = [s for s in answerable if s.tier == "activated"]
+    removed = [s for s in unanswerable if s.origin == "gold-removed"]
     pairs: dict[str, Counter[str]] = {}
     for s in scores:
         if s.expected_tier is not None:
@@ -304,9 +346,14 @@ def group_metrics(name: str, scores: Sequence[QueryScore]) -> GroupMetrics:
         tiers_unanswerable=_ordered_counts(Counter(s.tier for s in unanswerable)),
         activated_count=len(activated),
         activated_precision=_share(sum(1 for s in activated if s.top_server_hit), len(activated)),
+        answerable_activated=_share(len(activated), len(answerable)),
+        gold_removed_activated=_share(sum(1 for s in removed if s.tier == "activated"), len(removed)),
         unanswerable_caught=_share(sum(1 for s in unanswerable if s.tier in CAUGHT_TIERS), len(unanswerable)),
         answerable_not_found=_share(sum(1 for s in answerable if s.tier == "not_found"), len(answerable)),
         confidence_auroc=auroc([s.confidence for s in answerable], [s.confidence for s in unanswerable]),
+        ece=calibration_error([s.confidence for s in scores], [bool(s.top_server_hit) for s in scores])
+        if scores
+        else None,
         latency_p50_ms=percentile(latencies, 50.0),
         latency_p95_ms=percentile(latencies, 95.0),
         tier_accuracy=tier_accuracy,
@@ -362,13 +409,24 @@ def _match(queries: Sequence[Query], predictions: Sequence[Prediction]) -> list[
 def evaluate(queries: Sequence[Query], predictions: Sequence[Prediction]) -> EvalReport:
     """Score predictions against queries, matched by id (a missing or extra prediction is a ValueError).
 
-    Groups: ``all``; when any query has a level, one group ``L<n>`` per level in ascending order and
-    ``L1-4`` over the queries of levels 1 to 4 (the answerable levels of MSC-Bench).
+    Groups: ``all``; one per dataset when predictions name more than one; one per catalog size
+    (``10 servers``) when they come from more than one catalog; when any query has a level, one group
+    ``L<n>`` per level in ascending order and ``L1-4`` over the queries of levels 1 to 4 (MSC-Bench's
+    answerable ones).
     """
     if not queries:
         raise ValueError("no queries to evaluate")
     scores = [score_query(q, p) for q, p in _match(queries, predictions)]
     groups: dict[str, GroupMetrics] = {ALL_GROUP: group_metrics(ALL_GROUP, scores)}
+    datasets = sorted({s.dataset for s in scores if s.dataset is not None})
+    if len(datasets) > 1:
+        for dataset in datasets:
+            groups[dataset] = group_metrics(dataset, [s for s in scores if s.dataset == dataset])
+    catalogs = {(p.dataset, p.catalog) for p in predictions if p.catalog is not None}
+    sizes = sorted({s.catalog_servers for s in scores if s.catalog_servers is not None})
+    for size in sizes if len(catalogs) > 1 else []:
+        name = f"{size} servers"
+        groups[name] = group_metrics(name, [s for s in scores if s.catalog_servers == size])
     levels = sorted({s.level for s in scores if s.level is not None})
     for level in levels:
         name = f"L{level}"

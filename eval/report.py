@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
-from eval.metrics import TIER_ORDER, EvalReport, GroupMetrics, tier_sort_key
+from eval.metrics import TIER_ORDER, EvalReport, GroupMetrics, QueryScore, reliability_bins, tier_sort_key
 
 _MISSING = "-"
 
@@ -22,6 +23,13 @@ DEFINITIONS: tuple[str, ...] = (
     "**answerable not found**: of the answerable queries, the share routed to `not_found`.",
     "**confidence AUROC**: how well the reported confidence separates answerable (positive) from "
     "unanswerable (negative) queries; Mann-Whitney, a tie counts one half.",
+    "**answerable activated**: of the answerable queries, the share routed to `activated`. **gold removed "
+    "activated**: of the small-catalog requests whose gold servers were removed (`origin` gold-removed), "
+    "the share routed to `activated`.",
+    "**ECE** (expected calibration error): the confidence claims the probability that the top power is "
+    "right; queries binned by confidence in tenths, the query-weighted mean of |mean confidence - share "
+    "whose top server fills a slot| (an unanswerable query is never right). The reliability diagram "
+    "plots the same bins.",
     "**latency p50 / p95**: percentiles of per-query latency in milliseconds, linear interpolation "
     "between closest ranks (numpy's default).",
     "**tier accuracy / confusion** (only when queries carry `expected_tier`): share of queries routed to "
@@ -51,10 +59,13 @@ _BASE_COLUMNS: tuple[_Column, ...] = (
     ("srv R@3", lambda g: _ratio(g.server_recall_at_3)),
     ("srv R@5", lambda g: _ratio(g.server_recall_at_5)),
     ("MRR", lambda g: _ratio(g.mrr)),
+    ("ans act", lambda g: _ratio(g.answerable_activated)),
     ("act prec", lambda g: _ratio(g.activated_precision)),
     ("unans caught", lambda g: _ratio(g.unanswerable_caught)),
     ("ans not found", lambda g: _ratio(g.answerable_not_found)),
+    ("gold-rm act", lambda g: _ratio(g.gold_removed_activated)),
     ("AUROC", lambda g: _ratio(g.confidence_auroc)),
+    ("ECE", lambda g: _ratio(g.ece)),
     ("p50 ms", lambda g: _ms(g.latency_p50_ms)),
     ("p95 ms", lambda g: _ms(g.latency_p95_ms)),
 )
@@ -153,8 +164,15 @@ def _setting_value(value: object) -> str:
         return repr(value)
 
 
-def format_markdown(report: EvalReport, *, title: str, settings_summary: dict[str, object]) -> str:
-    """A markdown report: results per group, tier counts, tier confusion, definitions and settings."""
+def format_markdown(
+    report: EvalReport,
+    *,
+    title: str,
+    settings_summary: dict[str, object],
+    reliability_diagram: str | None = None,
+) -> str:
+    """A markdown report: results per group, tier counts, tier confusion, calibration (ECE per group and
+    the reliability diagram, a PNG beside the report), definitions and settings."""
     columns = _columns(report)
     groups = list(report.groups.values())
     out: list[str] = [f"# {title}", "", "## Results", ""]
@@ -189,6 +207,19 @@ def format_markdown(report: EvalReport, *, title: str, settings_summary: dict[st
             ]
             out += _md_table(header, rows)
 
+    out += [
+        "",
+        "## Calibration",
+        "",
+        "Per group: ECE, then each confidence bin as `mean confidence -> share right (queries)`.",
+        "",
+    ]
+    for g in groups:
+        cells = ", ".join(f"{c:.2f}->{r:.2f} ({n})" for _, c, r, n in _bins(report, g.name))
+        out.append(f"- **{g.name}**: ECE {_ratio(g.ece)}; {cells or 'no queries'}")
+    if reliability_diagram:
+        out += ["", f"![reliability diagram]({reliability_diagram})"]
+
     out += ["", "## Definitions", ""]
     out += [f"- {d}" for d in DEFINITIONS]
     out += ["", "## Settings", ""]
@@ -197,3 +228,73 @@ def format_markdown(report: EvalReport, *, title: str, settings_summary: dict[st
     else:
         out.append("- (none given)")
     return "\n".join(out) + "\n"
+
+
+def _members(report: EvalReport, group: str) -> list[QueryScore]:
+    """The per-query scores of a group, by the group's name (see ``eval.metrics.evaluate``)."""
+    scores = report.per_query
+    if group == "all":
+        return list(scores)
+    if group.endswith(" servers") and group[: -len(" servers")].isdigit():
+        size = int(group[: -len(" servers")])
+        return [s for s in scores if s.catalog_servers == size]
+    if group == "L1-4":
+        return [s for s in scores if s.level in (1, 2, 3, 4)]
+    if group.startswith("L") and group[1:].isdigit():
+        return [s for s in scores if s.level == int(group[1:])]
+    return [s for s in scores if s.dataset == group]
+
+
+def _bins(report: EvalReport, group: str) -> list[tuple[float, float, float, int]]:
+    members = _members(report, group)
+    return reliability_bins([s.confidence for s in members], [bool(s.top_server_hit) for s in members])
+
+
+def write_reliability_diagram(report: EvalReport, path: Path, *, max_panels: int = 8) -> Path:
+    """A PNG with one reliability diagram per group (all, each dataset, each catalog size): the share of
+    queries whose top power was right against the mean confidence of each tenth, with counts."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # no screen: render to a file
+    import matplotlib.pyplot as plt
+
+    names = [n for n in report.groups if not (n.startswith("L") and (n[1:].isdigit() or n == "L1-4"))]
+    names = names[:max_panels]
+    columns = min(len(names), 4)
+    rows = -(-len(names) // columns)
+    figure, axes = plt.subplots(rows, columns, figsize=(3.4 * columns, 3.4 * rows), squeeze=False)
+    for ax in axes.flat[len(names) :]:
+        ax.set_visible(False)
+    for ax, name in zip(axes.flat, names, strict=False):
+        cells = _bins(report, name)
+        ax.plot([0, 1], [0, 1], color="grey", linewidth=0.8, linestyle="--")
+        ax.bar(
+            [lo + 0.05 for lo, *_ in cells],
+            [r for _, _, r, _ in cells],
+            width=0.09,
+            color="#4c78a8",
+            alpha=0.75,
+            label="share right",
+        )
+        ax.plot(
+            [c for _, c, _, _ in cells],
+            [r for _, _, r, _ in cells],
+            "o",
+            color="#e45756",
+            markersize=3,
+            label="at mean confidence",
+        )
+        for lo, _, r, n in cells:
+            ax.annotate(str(n), (lo + 0.05, min(r + 0.02, 0.95)), ha="center", fontsize=6)
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+        ax.set_title(f"{name}: ECE {_ratio(report.groups[name].ece)}", fontsize=9)
+        ax.set_xlabel("confidence", fontsize=8)
+        ax.set_ylabel("top power right", fontsize=8)
+        ax.tick_params(labelsize=7)
+    axes.flat[0].legend(fontsize=6, loc="upper left")
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path

@@ -155,25 +155,37 @@ def resolve(
         _echo_json(out)
 
 
+DATASETS_HELP = (
+    "Dataset folders (servers.json, tools.json, queries.jsonl) or small-catalog roots (a folder of "
+    "k<servers>-<n>/ dataset folders, as shared/benchmarks/make_subcatalogs.py writes them)"
+)
+
+
 @app.command("eval")
 def eval_command(
-    dataset: Annotated[Path, typer.Argument(help="A folder with servers.json, tools.json, queries.jsonl")],
+    datasets: Annotated[list[Path], typer.Argument(help=DATASETS_HELP)],
     predictions: Annotated[Path, typer.Option(help="Where to write one JSON line per query")],
-    report: Annotated[Path | None, typer.Option(help="Also write a Markdown report here")] = None,
+    report: Annotated[
+        Path | None,
+        typer.Option(
+            help="Also write a Markdown report here, with ECE and a reliability diagram (PNG) beside it"
+        ),
+    ] = None,
     enricher: Annotated[
         str | None, typer.Option(help="auto, offline, claude or none (default: the configured enricher)")
     ] = None,
 ) -> None:
-    """Resolve every query of a benchmark folder and print recall, MRR, tiers and latency.
+    """Resolve every query of the datasets and print recall, MRR, tiers, calibration and latency: all
+    together, per dataset and per catalog size.
 
-    The dataset's catalog is enriched as the nightly sync would; its queries never are."""
+    Each catalog is enriched as the nightly sync would; its queries never are."""
     from eval.harness import run_eval
     from eval.report import format_console
 
     with _errors():
         result, _ = run_eval(
             _settings(),
-            dataset,
+            datasets,
             predictions,
             report_path=report,
             progress=_progress("queries"),
@@ -184,36 +196,48 @@ def eval_command(
 
 @app.command()
 def calibrate(
-    datasets: Annotated[list[Path], typer.Argument(help="Benchmark folders with labelled queries")],
+    datasets: Annotated[list[Path], typer.Argument(help=DATASETS_HELP + "; each weighs the same in the fit")],
     out: Annotated[Path, typer.Option(help="Where to write the calibration JSON")],
-    version: Annotated[str, typer.Option(help="Version name stored in the file")] = "confidence-v1",
-    l2: Annotated[float, typer.Option(help="L2 penalty of the logistic fit")] = 1.0,
+    holdout: Annotated[
+        list[Path] | None,
+        typer.Option(help="Datasets never fitted on, scored with the result (repeat the option)"),
+    ] = None,
+    version: Annotated[str, typer.Option(help="Version name stored in the file")] = "confidence-v2",
+    folds: Annotated[int, typer.Option(min=2, help="Cross-validation folds, grouped by catalog")] = 5,
+    jobs: Annotated[int, typer.Option(min=1, help="Worker processes resolving the catalogs' queries")] = 1,
 ) -> None:
-    """Fit the confidence calibration on labelled queries (some of them unanswerable)."""
-    from eval.calibrate import collect_examples, dataset_provenance, fit_calibration, write_calibration
+    """Fit the confidence (P(top power right), P(a right power in the top three)) on labelled queries
+    of many catalogs, some of them unanswerable; report cross-validated and hold-out figures."""
+    from eval.calibrate import calibrate as fit_calibration
+    from eval.calibrate import write_calibration
     from eval.workspace import enricher_kind
+
+    def progress(label: str, done: int, total: int) -> None:
+        show = _progress(label)
+        if show is not None:
+            show(done, total)
 
     with _errors():
         settings = _settings()
-        examples = []
-        for folder in datasets:
-            examples.extend(collect_examples(settings, folder, progress=_progress(folder.name)))
-        calibration = fit_calibration(examples, version=version, thresholds=settings.thresholds, l2=l2)
+        held = list(holdout or [])
+        calibration, fitted, held_out = fit_calibration(
+            settings, datasets, version=version, holdout=held, progress=progress, folds=folds, jobs=jobs
+        )
         provenance = {
             "command": "tool-selector calibrate "
             + " ".join(str(d) for d in datasets)
-            + f" --out {out}"
-            + f" --version {version} --l2 {l2}",
-            "datasets": dataset_provenance(datasets),
+            + "".join(f" --holdout {h}" for h in held)
+            + f" --out {out} --version {version} --folds {folds}",
             "retrieval": {
                 "enricher": enricher_kind(settings, None),
                 "alpha": settings.alpha,
+                "fusion": settings.fusion,
                 "field_boosts": settings.field_boosts,
                 "candidates": settings.candidates,
                 "embedding": settings.embedding_model,
             },
         }
-        evidence = write_calibration(calibration, examples, out, provenance)
+        evidence = write_calibration(calibration, fitted, held_out, out, provenance)
         _echo_json({"calibration": str(out), "evidence": str(evidence), **calibration.provenance})
 
 

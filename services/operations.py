@@ -198,7 +198,7 @@ class Operations:
         return answer
 
     def search_tools(self, query: str, mode: SearchMode, limit: int) -> list[ToolCandidate]:
-        resolution = self.resolver().container.resolver.resolve(query, mode=mode, tools=limit, powers=1)
+        resolution = self.resolver().resolve(query, mode=mode, tools=limit, powers=1)
         return resolution.tools[:limit]
 
     def tool(self, tool_id: str) -> ToolRecord:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from services.container import Container
 from tool_selector.errors import IndexMissingError
+from tool_selector.evidence import CatalogTerms
+from tool_selector.indexing import build_documents
 from tool_selector.models import Decision, Resolution, SearchMode, ToolSummary
 from tool_selector.routing import PowerInfo, route
 
@@ -29,7 +31,8 @@ def power_directory(container: Container) -> dict[str, PowerInfo]:
 
 
 class ResolveService:
-    """Holds the power directory so that a decision costs one resolve and no database reads."""
+    """Holds the power directory and the catalog's words (the confidence reads them), so that a
+    decision costs one resolve and no database reads. Build a new one when the index changes."""
 
     def __init__(self, container: Container, *, allow_stale: bool = False) -> None:
         """``allow_stale``: serve an index older than the catalog (a write in this process is bringing
@@ -48,15 +51,18 @@ class ResolveService:
                 hint="Run `tool-selector index build` to bring it up to date.",
             )
         self.powers = power_directory(container)
+        self.terms = CatalogTerms.from_documents(build_documents(store)[0])
 
-    def resolve(self, query: str, *, mode: SearchMode = "hybrid") -> Resolution:
-        return self.container.resolver.resolve(query, mode=mode)
+    def resolve(
+        self, query: str, *, mode: SearchMode = "hybrid", tools: int = 10, powers: int = 10
+    ) -> Resolution:
+        return self.container.resolver.resolve(query, self.terms, mode=mode, tools=tools, powers=powers)
 
     def resolve_and_route(
         self, query: str, *, mode: SearchMode = "hybrid", tools: int = 10, powers: int = 10
     ) -> tuple[Resolution, Decision]:
         """The ranked candidates and the tiered decision made from them (one resolve)."""
-        resolution = self.container.resolver.resolve(query, mode=mode, tools=tools, powers=powers)
+        resolution = self.resolve(query, mode=mode, tools=tools, powers=powers)
         return resolution, route(resolution, self.powers, self.container.settings.thresholds)
 
     def decide(self, query: str, *, mode: SearchMode = "hybrid") -> Decision:

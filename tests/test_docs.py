@@ -55,7 +55,17 @@ def test_each_readme_command_is_an_executable_bash_script_that_fails_fast(comman
     assert re.search(r"^set -[a-z]*e[a-z]*( -o pipefail| -u)*", _code_lines(script), re.MULTILINE)
 
 
-@pytest.mark.parametrize("script", ["scripts/demo.sh", "scripts/test.sh", "scripts/setup.sh", ".ci/run"])
+@pytest.mark.parametrize(
+    "script",
+    [
+        "scripts/demo.sh",
+        "scripts/test.sh",
+        "scripts/setup.sh",
+        ".ci/run",
+        "scripts/calibrate.sh",
+        "scripts/make_calibration_sets.sh",
+    ],
+)
 def test_each_script_parses_as_bash(script: str) -> None:
     run = subprocess.run(["bash", "-n", str(ROOT / script)], capture_output=True, text=True, check=False)
     assert run.returncode == 0, run.stderr

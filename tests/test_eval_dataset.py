@@ -6,7 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from eval.dataset import DatasetPaths, Query, check_dataset_dir, load_queries, query_texts
+from eval.dataset import (
+    DatasetPaths,
+    Query,
+    catalog_size,
+    check_dataset_dir,
+    dataset_folders,
+    expand_datasets,
+    load_queries,
+    query_texts,
+)
 from tool_selector.errors import CatalogFileError
 
 BENCHMARKS = Path(__file__).resolve().parents[1].parent / "shared" / "benchmarks"
@@ -229,6 +238,67 @@ def test_a_folder_lacking_files_names_each_missing_one(tmp_path: Path, remove: t
     assert "servers.json" in info.value.hint
     assert "tools.json" in info.value.hint
     assert "queries.jsonl" in info.value.hint
+
+
+# --------------------------------------------------------------------------- small-catalog roots
+
+
+def test_a_dataset_folder_stands_for_itself(tmp_path: Path) -> None:
+    root = _complete_folder(tmp_path / "set")
+    assert dataset_folders(root) == [root]
+
+
+def test_a_small_catalog_root_stands_for_its_dataset_folders_in_order(tmp_path: Path) -> None:
+    root = tmp_path / "msc_k10"
+    root.mkdir()
+    for name in ("k10-01", "k10-00", "k10-10"):
+        _complete_folder(root / name)
+    (root / "all").mkdir()  # make_subcatalogs.py's merged queries: not a catalog
+    (root / "all" / "queries.jsonl").write_text(_line() + "\n", encoding="utf-8")
+    assert [p.name for p in dataset_folders(root)] == ["k10-00", "k10-01", "k10-10"]
+
+
+def test_a_folder_of_neither_kind_says_what_a_dataset_is(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(CatalogFileError) as info:
+        dataset_folders(tmp_path / "empty")
+    assert "neither a dataset folder nor a folder of dataset folders" in info.value.message
+    assert "make_subcatalogs.py" in info.value.hint
+
+
+def test_a_root_with_a_broken_catalog_names_it(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    _complete_folder(root / "k5-00")
+    (_complete_folder(root / "k5-01") / "tools.json").unlink()
+    with pytest.raises(CatalogFileError, match=r"k5-01 lacks tools\.json"):
+        dataset_folders(root)
+
+
+def test_datasets_with_one_folder_name_are_told_apart(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first, second = _complete_folder(tmp_path / "a" / "set"), _complete_folder(tmp_path / "b" / "set")
+    assert [a.name for a in expand_datasets([first])] == ["set"]
+    assert [a.name for a in expand_datasets([first, second])] == ["set@0", "set@1"]
+
+
+def test_the_catalog_size_is_the_number_of_servers(tmp_path: Path) -> None:
+    root = _complete_folder(tmp_path / "set")
+    (root / "servers.json").write_text('[{"name": "a"}, {"name": "b"}]', encoding="utf-8")
+    assert catalog_size(check_dataset_dir(root)) == 2
+    (root / "servers.json").write_text('{"name": "a"}', encoding="utf-8")
+    with pytest.raises(CatalogFileError, match="must hold a JSON list"):
+        catalog_size(check_dataset_dir(root))
+
+
+def test_a_small_catalog_request_keeps_its_origin(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path, _line(id="a", gold_servers=[], gold_tools=[], gold_tool_groups=[], origin="gold-removed")
+    )
+    (query,) = load_queries(path)
+    assert query.origin == "gold-removed"
+    assert not query.answerable
 
 
 # --------------------------------------------------------------------------- what the resolver sees

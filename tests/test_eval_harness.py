@@ -14,6 +14,7 @@ from routes.cli import app
 from services.resolving import ResolveService
 from tool_selector.embedding import MiniLMEmbedder
 from tool_selector.errors import CatalogFileError
+from tool_selector.evidence import CatalogTerms
 from tool_selector.resolve import Resolver
 from tool_selector.settings import Settings
 
@@ -124,8 +125,11 @@ def test_run_eval_writes_one_prediction_per_query_and_a_markdown_report(
     assert markdown.startswith("# tool-selector eval: tiny\n")
     assert "## Results" in markdown
     assert "## Definitions" in markdown
-    assert "- `index`: built" in markdown
-    assert "- `calibration`: confidence-v1" in markdown
+    assert "- `indexes`: 1 built, 0 reused" in markdown
+    assert "- `calibration`: confidence-v2" in markdown
+    assert "## Calibration" in markdown
+    assert "![reliability diagram](report.reliability.png)" in markdown
+    assert (tmp_path / "out" / "report.reliability.png").read_bytes().startswith(b"\x89PNG")
 
 
 def test_a_second_run_reuses_the_workspace_without_rebuilding_the_index(
@@ -139,8 +143,8 @@ def test_a_second_run_reuses_the_workspace_without_rebuilding_the_index(
     generation = (workspace / "index" / "CURRENT").read_text()
 
     run_eval(eval_settings, dataset, tmp_path / "p2.jsonl", report_path=second_report, embedder=embedder)
-    assert "- `index`: built" in first_report.read_text()
-    assert "- `index`: reused" in second_report.read_text()
+    assert "- `indexes`: 1 built, 0 reused" in first_report.read_text()
+    assert "- `indexes`: 0 built, 1 reused" in second_report.read_text()
     assert [p.name for p in (eval_settings.cache_dir / "eval").iterdir()] == [workspace.name]
     assert (workspace / "index" / "CURRENT").read_text() == generation  # no new index generation
     first = _read_predictions(tmp_path / "p1.jsonl")
@@ -161,7 +165,7 @@ def test_a_changed_catalog_gets_a_fresh_workspace(
     report_path = tmp_path / "r.md"
     run_eval(eval_settings, dataset, tmp_path / "p2.jsonl", report_path=report_path, embedder=embedder)
     assert len(list((eval_settings.cache_dir / "eval").iterdir())) == 2
-    assert "- `index`: built" in report_path.read_text()
+    assert "- `indexes`: 1 built, 0 reused" in report_path.read_text()
 
 
 def test_a_broken_queries_file_fails_before_anything_is_built(
@@ -201,16 +205,22 @@ def test_the_harness_hands_the_resolver_query_texts_and_nothing_else(
 
     texts = [q["query"] for q in QUERIES]
     assert calls, "the resolver was never called"
+    catalog_ids = {f"{server}::{name}" for server, name, _ in TOOLS}
+    seen = []
     for args, kwargs in calls:
-        assert len(args) == 1
-        assert args[0] in texts
+        text, *rest = args
+        assert text in texts
         assert set(kwargs) <= {"mode", "tools", "powers"}
         assert all(isinstance(v, (str, int)) for v in kwargs.values())
-    seen = [args[0] for args, _ in calls]
+        if rest:  # the resolver itself also gets the catalog's words, built from the catalog alone
+            (terms,) = rest
+            assert isinstance(terms, CatalogTerms)
+            assert set(terms.tool_words) == catalog_ids
+            seen.append(text)
     assert set(seen) == set(texts)
     assert seen[-len(texts) :] == texts  # in file order, after any warm-up
     for gold in GOLD_STRINGS:
-        assert all(gold not in repr(call) for call in calls)
+        assert all(gold not in repr((args[0], kwargs)) for args, kwargs in calls)
 
 
 def test_the_cli_eval_command_prints_the_recall_table(tmp_path: Path, cache_dir: Path) -> None:
@@ -244,3 +254,73 @@ def test_the_cli_eval_command_names_a_missing_dataset(tmp_path: Path) -> None:
     )
     assert result.exit_code == 3
     assert f"Dataset folder {tmp_path / 'nothing'} does not exist" in result.stderr
+
+
+# --------------------------------------------------------------------------- small-catalog roots
+
+
+def _small_root(root: Path, groups: list[list[str]]) -> Path:
+    """A make_subcatalogs.py-style root: each catalog's servers, with answerable requests cut to it and
+    the other requests labelled gold-removed."""
+    for n, members in enumerate(groups):
+        folder = root / f"k{len(members)}-{n:02d}"
+        folder.mkdir(parents=True)
+        (folder / "servers.json").write_text(json.dumps([s for s in SERVERS if s["name"] in members]))
+        tools = [
+            {"server": s, "name": t, "description": d, "input_schema": {}}
+            for s, t, d in TOOLS
+            if s in members
+        ]
+        (folder / "tools.json").write_text(json.dumps(tools))
+        lines = []
+        for q in QUERIES[:5]:
+            inside = q["gold_servers"][0] in members
+            lines.append(
+                {**q, "id": f"{folder.name}:{q['id']}"}
+                if inside
+                else {**q, "id": f"{folder.name}:{q['id']}", "gold_servers": [], "gold_tools": [],
+                      "gold_tool_groups": [], "origin": "gold-removed"}
+            )  # fmt: skip
+        (folder / "queries.jsonl").write_text("\n".join(json.dumps(q) for q in lines) + "\n")
+    return root
+
+
+def test_a_small_catalog_root_is_scored_together_and_per_catalog_size(
+    tmp_path: Path, eval_settings: Settings, embedder: MiniLMEmbedder
+) -> None:
+    root = _small_root(
+        tmp_path / "mini_k",
+        [["Weather Station", "Calendar Planner"], ["Code Hosting", "Music Player", "Currency Exchange"]],
+    )
+    predictions_path = tmp_path / "p.jsonl"
+    report, queries = run_eval(
+        eval_settings, root, predictions_path, embedder=embedder, report_path=tmp_path / "r.md"
+    )
+    assert len(queries) == 10
+    assert list(report.groups) == ["all", "2 servers", "3 servers", "L1", "L2", "L3", "L1-4"]
+    assert report.group("2 servers").answerable == 2
+    assert report.group("3 servers").answerable == 3
+    assert report.group("all").gold_removed_activated is not None
+    assert report.group("all").ece is not None
+    lines = _read_predictions(predictions_path)
+    assert {(p["catalog"], p["catalog_servers"]) for p in lines} == {("k2-00", 2), ("k3-01", 3)}
+    assert all(p["dataset"] == "mini_k" for p in lines)
+    top = {p["id"]: p["servers"][0]["name"] for p in lines}
+    assert top["k2-00:q1"] == "Weather Station"
+    assert top["k3-01:q4"] == "Music Player"
+    markdown = (tmp_path / "r.md").read_text()
+    assert "- **2 servers**: ECE" in markdown
+    assert (tmp_path / "r.reliability.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_several_datasets_are_scored_together_with_their_names_on_the_ids(
+    tmp_path: Path, eval_settings: Settings, embedder: MiniLMEmbedder
+) -> None:
+    first = _dataset(tmp_path / "first")
+    second = _small_root(tmp_path / "second", [["Weather Station", "Music Player"]])
+    report, queries = run_eval(eval_settings, [first, second], tmp_path / "p.jsonl", embedder=embedder)
+    assert [q.id for q in queries][:2] == ["first/q1", "first/q2"]
+    assert queries[-1].id == "second/k2-00:q5"
+    assert report.group("first").count == 6
+    assert report.group("second").count == 5
+    assert report.group("all").count == 11

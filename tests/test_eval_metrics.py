@@ -10,8 +10,10 @@ from eval.metrics import (
     EvalReport,
     Prediction,
     auroc,
+    calibration_error,
     evaluate,
     percentile,
+    reliability_bins,
     server_of,
     server_recall_at_k,
     slot_servers,
@@ -219,6 +221,69 @@ def test_unanswerable_caught_is_the_share_of_empty_gold_routed_to_not_found_or_w
         "not_found": 1,
     }
     assert group.tiers_answerable == {"not_found": 1}
+
+
+# --------------------------------------------------------------------------- small catalogs, calibration
+
+
+def test_answerable_activated_and_gold_removed_activated_are_shares_of_their_own_queries() -> None:
+    removed = Query(
+        id="r", query="q", gold_servers=[], gold_tools=[], gold_tool_groups=[], origin="gold-removed"
+    )
+    no_gold = Query(id="n", query="q", gold_servers=[], gold_tools=[], gold_tool_groups=[], origin="no-gold")
+    queries = [_query("a", [["a::x"]]), _query("b", [["b::x"]]), removed, no_gold]
+    predictions = [
+        _pred("a", ["a::x"], tier="activated"),
+        _pred("b", ["a::x"], tier="weak_matches"),
+        _pred("r", ["a::x"], tier="activated"),
+        _pred("n", ["a::x"], tier="activated"),
+    ]
+    group = evaluate(queries, predictions).group("all")
+    assert group.answerable_activated == 0.5
+    assert group.gold_removed_activated == 1.0  # of 1 gold-removed request; the no-gold one is not counted
+
+
+def test_the_calibration_error_weighs_each_tenth_by_its_share_of_queries() -> None:
+    confidences = [0.95, 0.95, 0.95, 0.95, 0.15, 0.15]
+    outcomes = [True, True, True, False, False, False]
+    # bin 0.9: mean 0.95, right 0.75 -> gap 0.2, weight 4/6; bin 0.1: mean 0.15, right 0 -> gap 0.15, 2/6
+    assert calibration_error(confidences, outcomes) == pytest.approx(4 / 6 * 0.2 + 2 / 6 * 0.15)
+    assert calibration_error([], []) == 0.0
+    assert calibration_error([1.0, 0.0], [True, False]) == 0.0  # 1.0 falls in the last tenth
+
+
+def test_reliability_bins_list_each_non_empty_tenth() -> None:
+    bins = reliability_bins([0.05, 0.51, 0.59, 1.0], [False, True, False, True])
+    assert bins == [
+        (0.0, pytest.approx(0.05), 0.0, 1),
+        (0.5, pytest.approx(0.55), 0.5, 2),
+        (0.9, 1.0, 1.0, 1),
+    ]
+    with pytest.raises(ValueError, match="one outcome per confidence"):
+        reliability_bins([0.5], [])
+
+
+def test_the_report_ece_counts_unanswerable_queries_as_never_right() -> None:
+    queries = [
+        _query("a", [["a::x"]]),
+        Query(id="u", query="q", gold_servers=[], gold_tools=[], gold_tool_groups=[]),
+    ]
+    predictions = [_pred("a", ["a::x"], confidence=0.95), _pred("u", ["a::x"], confidence=0.95)]
+    assert evaluate(queries, predictions).group("all").ece == pytest.approx(0.45)
+
+
+def test_groups_by_dataset_and_catalog_size_appear_when_predictions_come_from_several() -> None:
+    queries = [_query(f"q{i}", [["a::x"]]) for i in range(4)]
+    where = [("msc", "k5-00", 5), ("msc", "k5-01", 5), ("meta", "k10-00", 10), ("meta", "k10-00", 10)]
+    predictions = [
+        _pred(f"q{i}", ["a::x"]).model_copy(update={"dataset": d, "catalog": c, "catalog_servers": n})
+        for i, (d, c, n) in enumerate(where)
+    ]
+    report = evaluate(queries, predictions)
+    assert list(report.groups) == ["all", "meta", "msc", "5 servers", "10 servers"]
+    assert report.group("5 servers").count == 2
+    one_catalog = [p.model_copy(update={"dataset": "meta", "catalog": "k10-00"}) for p in predictions]
+    assert list(evaluate(queries, one_catalog).groups) == ["all"]
 
 
 def test_unanswerable_figures_are_none_without_unanswerable_queries() -> None:

@@ -13,6 +13,7 @@ from typer.testing import CliRunner, Result
 
 from routes.cli import app
 from services.container import Container
+from services.resolving import ResolveService
 from tool_selector.embedding import MiniLMEmbedder
 from tool_selector.errors import InvalidInputError
 from tool_selector.resolve import Resolver
@@ -166,12 +167,13 @@ def test_the_resolver_refuses_unusable_queries_and_says_what_to_do(
         field_boosts=demo_container.settings.field_boosts,
         max_query_chars=demo_container.settings.max_query_chars,
     )
+    terms = ResolveService(demo_container).terms
     with pytest.raises(InvalidInputError) as info:
-        resolver.resolve(query)
+        resolver.resolve(query, terms)
     for words in says:
         assert words in str(info.value)
     assert counting.queries == []  # refused before any work
-    assert resolver.resolve("  list my GitHub projects  ").query == "list my GitHub projects"
+    assert resolver.resolve("  list my GitHub projects  ", terms).query == "list my GitHub projects"
     assert counting.queries == ["list my GitHub projects"]
 
 

@@ -1,4 +1,5 @@
-"""The router: confidence -> one of four tiers, each in the design's response shape."""
+"""The router: two probabilities -> one of four tiers with a stated meaning, each in the design's
+response shape."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ def _info(name: str, tools: int = 2) -> PowerInfo:
 POWERS = {name: _info(name) for name in ("Alpha", "Bravo", "Charlie", "Delta", "Echo", "Foxtrot", "Golf")}
 
 
-def _resolution(confidence: float, names: list[str] | None = None) -> Resolution:
+def _resolution(confidence: float, names: list[str] | None = None, top3: float | None = None) -> Resolution:
     names = list(POWERS) if names is None else names
     return Resolution(
         query="do the thing",
@@ -43,62 +44,71 @@ def _resolution(confidence: float, names: list[str] | None = None) -> Resolution
             for rank, name in enumerate(names)
         ],
         confidence=confidence,
+        top3_confidence=confidence if top3 is None else top3,
     )
 
 
-# --------------------------------------------------------------------------- tiers
+# --------------------------------------------------------------------------- tiers: the stated meanings
 
 
 @pytest.mark.parametrize(
-    ("confidence", "tier"),
+    ("top", "top3", "tier"),
     [
-        (1.0, "activated"),
-        (0.85, "activated"),
-        (0.8499, "multiple_matches"),
-        (0.5, "multiple_matches"),
-        (0.4999, "weak_matches"),
-        (0.3, "weak_matches"),
-        (0.2999, "not_found"),
-        (0.0, "not_found"),
+        # activated: the top power is right with probability >= 0.85, whatever P(top three) says
+        (1.0, 1.0, "activated"),
+        (0.85, 0.85, "activated"),
+        (0.85, 0.0, "activated"),  # P(top three) is never below P(top): read as 0.85
+        # multiple_matches: not sure enough of the first, but P(a right one in the top three) >= 0.7
+        (0.8499, 1.0, "multiple_matches"),
+        (0.0, 0.7, "multiple_matches"),
+        (0.6999, 0.0, "weak_matches"),  # P(top three) read as 0.6999: below the line
+        (0.7, 0.0, "multiple_matches"),
+        # weak_matches: something may fit (P(top three) >= 0.1), nothing clearly
+        (0.2, 0.6999, "weak_matches"),
+        (0.0, 0.1, "weak_matches"),
+        (0.1, 0.0, "weak_matches"),  # P(top) alone is enough to leave not_found
+        # not_found: at least 90 % sure that nothing configured fits
+        (0.0999, 0.0999, "not_found"),
+        (0.0, 0.0, "not_found"),
     ],
 )
-def test_default_thresholds_are_inclusive_lower_bounds(confidence: float, tier: str) -> None:
-    assert tier_of(confidence, DEFAULTS) == tier
-    assert route(_resolution(confidence), POWERS, DEFAULTS).status == tier
+def test_each_tier_starts_at_its_line_on_its_probability(top: float, top3: float, tier: str) -> None:
+    assert tier_of(top, top3, DEFAULTS) == tier
+    assert route(_resolution(top, top3=top3), POWERS, DEFAULTS).status == tier
 
 
-def test_the_default_thresholds_are_the_designs() -> None:
-    assert Settings().thresholds == TierThresholds(activated=0.85, multiple_matches=0.5, weak_matches=0.3)
+def test_the_default_lines_are_the_stated_meanings() -> None:
+    assert Settings().thresholds == TierThresholds(activated=0.85, multiple_matches=0.7, weak_matches=0.1)
 
 
 @pytest.mark.parametrize(
-    ("confidence", "tier"),
+    ("top", "top3", "tier"),
     [
-        (0.95, "activated"),
-        (0.9499, "multiple_matches"),
-        (0.7, "multiple_matches"),
-        (0.6999, "weak_matches"),
-        (0.1, "weak_matches"),
-        (0.0999, "not_found"),
+        (0.95, 0.95, "activated"),
+        (0.9499, 0.95, "multiple_matches"),
+        (0.5, 0.8, "multiple_matches"),
+        (0.5, 0.7999, "weak_matches"),
+        (0.2, 0.3, "weak_matches"),
+        (0.2, 0.2999, "not_found"),
     ],
 )
-def test_custom_thresholds_move_the_boundaries(confidence: float, tier: str) -> None:
-    custom = TierThresholds(activated=0.95, multiple_matches=0.7, weak_matches=0.1)
-    assert tier_of(confidence, custom) == tier
-    assert route(_resolution(confidence), POWERS, custom).status == tier
+def test_custom_thresholds_move_the_boundaries(top: float, top3: float, tier: str) -> None:
+    custom = TierThresholds(activated=0.95, multiple_matches=0.8, weak_matches=0.3)
+    assert tier_of(top, top3, custom) == tier
+    assert route(_resolution(top, top3=top3), POWERS, custom).status == tier
 
 
 @pytest.mark.parametrize(
     "values",
     [
-        {"activated": 0.4, "multiple_matches": 0.5, "weak_matches": 0.3},
-        {"activated": 0.85, "multiple_matches": 0.2, "weak_matches": 0.3},
+        {"multiple_matches": 0.2, "weak_matches": 0.3},
         {"activated": 1.2},
         {"weak_matches": -0.1},
+        {"multiple_matches": 1.01},
     ],
 )
 def test_thresholds_out_of_order_are_refused(values: dict[str, float]) -> None:
-    with pytest.raises(ValidationError, match="0 <= weak_matches <= multiple_matches <= activated <= 1"):
+    with pytest.raises(ValidationError, match=r"within 0\.\.1 and satisfy weak_matches <= multiple_matches"):
         TierThresholds(**values)
 
 
@@ -126,7 +136,7 @@ def test_activated_carries_the_power_its_match_type_and_its_original_tools() -> 
 
 
 def test_multiple_matches_lists_the_top_three_and_points_to_activate_power() -> None:
-    decision = route(_resolution(0.6), POWERS, DEFAULTS)
+    decision = route(_resolution(0.6, top3=0.93), POWERS, DEFAULTS)
     assert decision.status == "multiple_matches"
     assert decision.matches is not None
     assert [m.power for m in decision.matches] == ["Alpha", "Bravo", "Charlie"]
@@ -136,6 +146,8 @@ def test_multiple_matches_lists_the_top_three_and_points_to_activate_power() -> 
     assert first.score == 1.0
     assert first.tools == [f"tool_{i}" for i in range(5)]  # names, not ids; five at most
     assert "activate_power" in decision.message
+    assert "one of these 3 (93% sure)" in decision.message
+    assert decision.confidence == 0.6  # the confidence is always P(the top power is right)
     assert decision.power is None
     assert decision.tools is None
 
@@ -150,7 +162,7 @@ def test_weak_matches_lists_the_top_five_and_asks_to_clarify() -> None:
 
 
 def test_not_found_lists_the_available_powers() -> None:
-    decision = route(_resolution(0.1), POWERS, DEFAULTS)
+    decision = route(_resolution(0.05), POWERS, DEFAULTS)
     assert decision.status == "not_found"
     assert decision.available_powers is not None
     assert [p.power for p in decision.available_powers] == sorted(POWERS)
@@ -162,7 +174,7 @@ def test_not_found_lists_the_available_powers() -> None:
 
 def test_not_found_caps_the_list_at_twenty_and_says_how_many_are_configured() -> None:
     many = {f"Power {i:02d}": _info(f"Power {i:02d}", tools=0) for i in range(25)}
-    decision = route(_resolution(0.05, ["Power 07"]), many, DEFAULTS)
+    decision = route(_resolution(0.02, ["Power 07"]), many, DEFAULTS)
     assert decision.status == "not_found"
     assert decision.available_powers is not None
     assert MAX_AVAILABLE_POWERS == 20

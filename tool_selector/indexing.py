@@ -168,3 +168,12 @@ def index_catalog(
     summary.seconds = round(time.perf_counter() - started, 3)
     logger.info("indexed: %s", summary.model_dump())
     return summary
+
+
+def cached_tool_vectors(store: CatalogStore, model_id: str) -> dict[str, np.ndarray]:
+    """Each tool's vector as the index holds it, read from the store's vector cache (tools whose text
+    was never embedded are left out)."""
+    _, texts = build_documents(store)
+    keys = {tool_id: sha256_of([model_id, text]) for tool_id, text in texts.items()}
+    cached = store.get_vectors(model_id, keys.values())
+    return {tool_id: cached[key] for tool_id, key in keys.items() if key in cached}

@@ -137,13 +137,16 @@ class PowerCandidate(BaseModel):
 
 
 class Resolution(BaseModel):
-    """The resolver's answer: ranked tools and powers, and one absolute confidence."""
+    """The resolver's answer: ranked tools and powers, and two absolute probabilities."""
 
     query: str
     mode: SearchMode
     tools: list[ToolCandidate]
     powers: list[PowerCandidate]
-    confidence: float = Field(ge=0.0, le=1.0)
+    confidence: float = Field(ge=0.0, le=1.0, description="P(the top power is right)")
+    top3_confidence: float = Field(
+        default=0.0, ge=0.0, le=1.0, description="P(a right power is among the top three)"
+    )
     features: dict[str, float] = Field(default_factory=dict)
 
 

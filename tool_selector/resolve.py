@@ -1,17 +1,19 @@
 """Stage 4, resolve: a query -> ranked tools and powers (servers), each with score and match type,
-plus one absolute confidence that the top power is right.
+plus two absolute probabilities: that the top power is right, and that a right one is in the top three.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
-from tool_selector.confidence import Calibration, evidence_of
+from tool_selector.confidence import Calibration
 from tool_selector.embedding import Embedder
-from tool_selector.errors import InvalidInputError
+from tool_selector.errors import CalibrationError, InvalidInputError
+from tool_selector.evidence import CatalogTerms, evidence_of
 from tool_selector.models import (
     MatchType,
     PowerCandidate,
@@ -48,6 +50,16 @@ def _match_type(hit: SearchHit, mode: SearchMode) -> MatchType:
     if mode == "semantic" or hit.keyword_score <= 0:
         return MatchType.SEMANTIC
     return MatchType.HYBRID
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """What the search found for one query, before any judgement of how sure to be."""
+
+    text: str
+    vector: np.ndarray
+    hits: list[SearchHit]
+    powers: list[PowerCandidate]
 
 
 SUPPORT = 0.2  # a power's score adds this share of its second-best tool's score
@@ -117,6 +129,13 @@ class Resolver:
         fusion: Fusion = "relative_score",
         max_query_chars: int = 32_000,
     ) -> None:
+        reference = calibration.reference_vector
+        if reference.size and reference.shape != (embedder.dim,):
+            raise CalibrationError(
+                f"The confidence calibration {calibration.version!r} was fitted with vectors of "
+                f"{reference.size} dimensions, but the embedder {embedder.model_id} makes {embedder.dim}.",
+                hint="Re-run `tool-selector calibrate` with this embedding model, or unset calibration_file.",
+            )
         self.backend = backend
         self.embedder = embedder
         self.calibration = calibration
@@ -139,10 +158,8 @@ class Resolver:
             )
         )
 
-    def resolve(
-        self, query: str, *, mode: SearchMode = "hybrid", tools: int = 10, powers: int = 10
-    ) -> Resolution:
-        text = check_query(query, self.max_query_chars)
+    def rank(self, text: str, mode: SearchMode = "hybrid") -> Ranking:
+        """Search for a checked query: its vector, the ranked hits (after power rescoring), the powers."""
         if mode not in ("keyword", "semantic", "hybrid"):
             raise InvalidInputError(f"Unknown search mode {mode!r}.", hint="Use keyword, semantic or hybrid.")
         alpha = {"keyword": 0.0, "semantic": 1.0, "hybrid": self.alpha}[mode]
@@ -157,12 +174,40 @@ class Resolver:
         batches = [self._search(text, vector, alpha)]
         batches += [self._search(part, part_vectors[i], alpha) for i, part in enumerate(parts)]
         hits = merge_hits(batches) if parts else batches[0]
-        ranked_powers = rank_powers(hits, mode)
-        hits = rescore_with_powers(hits, ranked_powers)
-        evidence = evidence_of(text, hits, ranked_powers)
-        confidence = self.calibration.probability(evidence) if hits else 0.0
+        powers = rank_powers(hits, mode)
+        return Ranking(text=text, vector=vector, hits=rescore_with_powers(hits, powers), powers=powers)
+
+    def judge(self, ranking: Ranking, terms: CatalogTerms) -> tuple[dict[str, float], float, float]:
+        """The evidence of a ranking and the two probabilities read off it (P(top), P(top three))."""
+        evidence = evidence_of(
+            ranking.text,
+            ranking.hits,
+            ranking.powers,
+            terms,
+            query_vector=ranking.vector,
+            reference=self.calibration.reference_vector,
+        )
+        evidence = {k: round(v, 4) for k, v in evidence.items()}  # what the fit saw, to the same digits
+        if not ranking.hits:
+            return evidence, 0.0, 0.0
+        top, top3 = self.calibration.probabilities(evidence)
+        return evidence, top, top3
+
+    def resolve(
+        self,
+        query: str,
+        terms: CatalogTerms,
+        *,
+        mode: SearchMode = "hybrid",
+        tools: int = 10,
+        powers: int = 10,
+    ) -> Resolution:
+        """Rank tools and powers for ``query`` and say how sure we are; ``terms`` are the words of the
+        catalog the index holds (the confidence reads them)."""
+        ranking = self.rank(check_query(query, self.max_query_chars), mode)
+        evidence, top, top3 = self.judge(ranking, terms)
         return Resolution(
-            query=text,
+            query=ranking.text,
             mode=mode,
             tools=[
                 ToolCandidate(
@@ -172,9 +217,10 @@ class Resolver:
                     score=round(h.score, 6),
                     match_type=_match_type(h, mode),
                 )
-                for h in hits[:tools]
+                for h in ranking.hits[:tools]
             ],
-            powers=ranked_powers[:powers],
-            confidence=round(confidence, 4),
-            features={k: round(v, 4) for k, v in evidence.items()},
+            powers=ranking.powers[:powers],
+            confidence=round(top, 4),
+            top3_confidence=round(top3, 4),
+            features=evidence,
         )

@@ -1,9 +1,16 @@
 """Stage 5, route: a resolution -> one of the design's four tiers, in its response shapes.
 
-confidence >= activated (0.85)          activated         the power, its tools, match type
-multiple_matches (0.5) <= c < 0.85      multiple_matches  top 3 powers; call activate_power
-weak_matches (0.3) <= c < 0.5           weak_matches      top 5 powers; ask the user to clarify
-c < weak_matches (0.3)                  not_found         the available powers
+Two fitted probabilities decide (tool_selector/confidence.py): p1 = P(the top power is right), the
+``confidence`` of every answer, and p3 = P(a right power is among the top three), never below p1.
+
+p1 >= activated (0.85)                    activated         the top power is right with probability
+                                                            >= 0.85: its tools, match type
+otherwise p3 >= multiple_matches (0.7)    multiple_matches  the right power is very likely among the
+                                                            top 3, not clearly first: call activate_power
+otherwise p3 >= weak_matches (0.1)        weak_matches      something may fit, nothing clearly: top 5;
+                                                            ask the user to clarify
+otherwise                                 not_found         at least 90 % sure nothing configured fits:
+                                                            the available powers
 """
 
 from __future__ import annotations
@@ -27,12 +34,14 @@ class PowerInfo(BaseModel):
     tools: list[ToolSummary] = Field(default_factory=list)
 
 
-def tier_of(confidence: float, thresholds: TierThresholds) -> TierName:
-    if confidence >= thresholds.activated:
+def tier_of(top: float, top3: float, thresholds: TierThresholds) -> TierName:
+    """The tier for P(top power right) and P(a right power in the top three)."""
+    top3 = max(top3, top)
+    if top >= thresholds.activated:
         return "activated"
-    if confidence >= thresholds.multiple_matches:
+    if top3 >= thresholds.multiple_matches:
         return "multiple_matches"
-    if confidence >= thresholds.weak_matches:
+    if top3 >= thresholds.weak_matches:
         return "weak_matches"
     return "not_found"
 
@@ -52,7 +61,7 @@ def route(resolution: Resolution, powers: Mapping[str, PowerInfo], thresholds: T
     ranked = [(p, powers[p.name]) for p in resolution.powers if p.name in powers]
     # a top power the directory no longer knows means a stale index: never promote the runner-up
     top_known = bool(resolution.powers) and resolution.powers[0].name in powers
-    tier = tier_of(resolution.confidence, thresholds) if ranked else "not_found"
+    tier = tier_of(resolution.confidence, resolution.top3_confidence, thresholds) if ranked else "not_found"
     if tier == "activated" and not top_known:
         tier = "multiple_matches"
     if tier == "activated":
@@ -74,8 +83,9 @@ def route(resolution: Resolution, powers: Mapping[str, PowerInfo], thresholds: T
             status="multiple_matches",
             matches=[_summary(info, p.score, p.tools) for p, info in ranked[:3]],
             message=(
-                "Several powers could do this. Pick the one that fits and call "
-                "activate_power(name) with its name."
+                f"The right power is very likely one of these {min(len(ranked), 3)} "
+                f"({max(resolution.top3_confidence, resolution.confidence):.0%} sure), but not clearly "
+                "the first. Pick the one that fits and call activate_power(name) with its name."
             ),
             confidence=resolution.confidence,
             query=resolution.query,

@@ -51,17 +51,19 @@ def _default_cache_dir() -> Path:
 
 
 class TierThresholds(BaseModel):
-    """Confidence thresholds of the router's tiers (lower bounds, inclusive)."""
+    """The router's tier lines (lower bounds, inclusive), on two probabilities (tool_selector/routing.py):
+    ``activated`` on P(the top power is right); ``multiple_matches`` and ``weak_matches`` on P(a right
+    power is among the top three)."""
 
     activated: float = 0.85
-    multiple_matches: float = 0.5
-    weak_matches: float = 0.3
+    multiple_matches: float = 0.7
+    weak_matches: float = 0.1
 
     @model_validator(mode="after")
     def _ordered(self) -> TierThresholds:
-        if not 0.0 <= self.weak_matches <= self.multiple_matches <= self.activated <= 1.0:
+        if not (0.0 <= self.weak_matches <= self.multiple_matches <= 1.0 and 0.0 <= self.activated <= 1.0):
             raise ValueError(
-                "tier thresholds must satisfy 0 <= weak_matches <= multiple_matches <= activated <= 1"
+                "tier thresholds must lie within 0..1 and satisfy weak_matches <= multiple_matches"
             )
         return self
 
