@@ -50,6 +50,7 @@ from eval.workspace import catalog_files_hash, open_workspace
 from services.resolving import ResolveService
 from tool_selector.confidence import Calibration, Head, Isotonic, Tree, TreeEnsemble
 from tool_selector.embedding import Embedder
+from tool_selector.errors import CalibrationError, InvalidInputError
 from tool_selector.evidence import FEATURES
 from tool_selector.indexing import cached_tool_vectors
 from tool_selector.routing import tier_of
@@ -118,7 +119,10 @@ def reference_centroid(
         with container:
             vectors.update(cached_tool_vectors(container.store, container.embedder.model_id))
     if not vectors:
-        raise ValueError("the catalogs hold no embedded tool, so there is no reference to fit against")
+        raise CalibrationError(
+            "The fit catalogs hold no tool, so there is nothing to fit the confidence against.",
+            hint="Give dataset folders whose tools.json lists tools.",
+        )
     return np.mean(np.stack(list(vectors.values())), axis=0), len(vectors)
 
 
@@ -210,7 +214,12 @@ def _boosted(x: np.ndarray, y: np.ndarray, weight: np.ndarray) -> Any:
     from sklearn.ensemble import HistGradientBoostingClassifier  # the fit only: not on the read path
 
     if len(set(y.tolist())) < 2:
-        raise ValueError("need both right and wrong resolutions to fit a confidence head")
+        raise CalibrationError(
+            "Every request of the fit data resolves the same way (all right or all wrong), so a confidence "
+            "cannot be fitted on it.",
+            hint="Add datasets with unanswerable requests (gold-removed cuts of make_subcatalogs.py) and "
+            "with answerable ones.",
+        )
     return HistGradientBoostingClassifier(**BOOSTING).fit(x, y, sample_weight=weight)
 
 
@@ -362,6 +371,14 @@ def calibrate(
     """Fit on ``datasets``; score the fit's cross-validation and the ``holdout`` sets. ``jobs`` > 1
     resolves the catalogs in that many worker processes (each loads its own model; no progress)."""
     fit_args, holdout_args = expand_datasets(datasets), expand_datasets(holdout)
+    fitted = {f.resolve() for a in fit_args for f in a.folders}
+    both = sorted(str(f) for a in holdout_args for f in a.folders if f.resolve() in fitted)
+    if both:
+        raise InvalidInputError(
+            f"{len(both)} catalogs are both fitted on and held out, e.g. {both[0]}; their hold-out figures "
+            "would flatter the fit.",
+            hint="Pass each dataset either as a DATASET argument or after --holdout, not both.",
+        )
     reference, reference_tools = reference_centroid(
         settings, [f for a in fit_args for f in a.folders], embedder=embedder
     )
@@ -387,7 +404,11 @@ def calibrate(
 
     fit_examples, holdout_examples = collect(fit_args), collect(holdout_args)
     if len({e.catalog for e in fit_examples}) < folds:
-        raise ValueError(f"need at least {folds} catalogs to cross-validate by catalog")
+        raise InvalidInputError(
+            f"The fit data has {len({e.catalog for e in fit_examples})} catalogs; cross-validating by "
+            f"catalog in {folds} folds needs at least {folds}.",
+            hint="Give more catalogs (a small-catalog root holds many) or lower --folds.",
+        )
     fit = fit_heads(fit_examples, version=version, reference=reference, folds=folds)
     thresholds = settings.thresholds
     calibration = fit.calibration

@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 from eval.calibrate import Example, dataset_weights, fit_heads, grouped_folds, tier_figures
 from routes.cli import app
 from tool_selector.confidence import load_calibration
+from tool_selector.errors import CalibrationError
 from tool_selector.evidence import FEATURES
 from tool_selector.settings import TierThresholds
 
@@ -100,7 +101,7 @@ def test_both_heads_are_fitted_and_their_out_of_fold_probabilities_are_calibrate
 
 def test_a_head_without_wrong_resolutions_cannot_be_fitted() -> None:
     examples = [_example("d", c, i, signal=0.5, correct=True) for c in range(5) for i in range(10)]
-    with pytest.raises(ValueError, match="both right and wrong"):
+    with pytest.raises(CalibrationError, match="all right or all wrong"):
         fit_heads(examples, version="t", reference=np.zeros(3), folds=5)
 
 
@@ -235,3 +236,23 @@ def test_calibrate_fits_on_small_catalog_roots_and_scores_the_hold_out(
     answer = json.loads(resolved.stdout)
     assert answer["resolution"]["powers"][0]["name"] == "Weather Station"
     assert answer["confidence"] == round(calibration.probabilities(answer["resolution"]["features"])[0], 4)
+
+
+@pytest.mark.slow
+def test_calibrate_refuses_a_hold_out_that_is_also_fitted_on_and_too_few_catalogs(
+    tmp_path: Path, cache_dir: Path
+) -> None:
+    fours = _small_root(tmp_path / "fours", [[0, 1, 2, 3], [4, 5, 6, 7]])
+    env = {"TOOL_SELECTOR_CACHE_DIR": str(cache_dir)}
+    out = tmp_path / "c.json"
+    both = CliRunner().invoke(
+        app, ["calibrate", str(fours), "--holdout", str(fours), "--out", str(out)], env=env
+    )
+    assert both.exit_code == 2
+    assert "2 catalogs are both fitted on and held out" in both.stderr
+    assert "not both" in both.stderr
+    few = CliRunner().invoke(app, ["calibrate", str(fours), "--out", str(out)], env=env)
+    assert few.exit_code == 2
+    assert "needs at least 5" in few.stderr
+    assert "lower --folds" in few.stderr
+    assert not out.exists()
