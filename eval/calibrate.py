@@ -45,7 +45,13 @@ from eval.dataset import (
     load_queries,
     query_texts,
 )
-from eval.metrics import calibration_error, server_recall_at_k, top_server_fills_a_slot
+from eval.metrics import (
+    RoutedQuery,
+    calibration_error,
+    routing_shares,
+    server_recall_at_k,
+    top_server_fills_a_slot,
+)
 from eval.workspace import catalog_files_hash, open_workspace
 from services.resolving import ResolveService
 from tool_selector.confidence import Calibration, Head, Isotonic, Tree, TreeEnsemble
@@ -295,27 +301,20 @@ def fit_heads(examples: Sequence[Example], *, version: str, reference: np.ndarra
 def tier_figures(
     examples: Sequence[Example], top: Sequence[float], top3: Sequence[float], thresholds: TierThresholds
 ) -> dict[str, Any]:
-    """The routing figures the targets are stated in, for one group of examples."""
-    tiers = [tier_of(a, b, thresholds) for a, b in zip(top, top3, strict=True)]
-    answerable = [(e, t) for e, t in zip(examples, tiers, strict=True) if e.answerable]
-    unanswerable = [(e, t) for e, t in zip(examples, tiers, strict=True) if not e.answerable]
-    removed = [t for e, t in unanswerable if e.origin == "gold-removed"]
-    activated = [e for e, t in answerable if t == "activated"]
-
-    def share(part: int, whole: int) -> float | None:
-        return round(part / whole, 4) if whole else None
-
+    """The routing figures the targets are stated in (``eval.metrics.routing_shares``), for one group."""
+    routed = [
+        RoutedQuery(answerable=e.answerable, right=e.correct, origin=e.origin, tier=tier_of(a, b, thresholds))
+        for e, a, b in zip(examples, top, top3, strict=True)
+    ]
+    shares = routing_shares(routed).model_dump(exclude={"activated_count"})
+    answerable = [e for e in examples if e.answerable]
     return {
         "queries": len(examples),
         "answerable": len(answerable),
-        "answerable_activated": share(len(activated), len(answerable)),
-        "activated_precision": share(sum(e.correct for e in activated), len(activated)),
-        "answerable_not_found": share(sum(t == "not_found" for _, t in answerable), len(answerable)),
-        "gold_removed_activated": share(sum(t == "activated" for t in removed), len(removed)),
-        "unanswerable_caught": share(
-            sum(t in ("weak_matches", "not_found") for _, t in unanswerable), len(unanswerable)
-        ),
-        "top_power_right": share(sum(e.correct for e, _ in answerable), len(answerable)),
+        **{k: None if v is None else round(v, 4) for k, v in shares.items()},
+        "top_power_right": round(sum(e.correct for e in answerable) / len(answerable), 4)
+        if answerable
+        else None,
         "ece": round(calibration_error(list(top), [e.correct for e in examples]), 4),
     }
 

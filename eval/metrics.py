@@ -151,6 +151,53 @@ def auroc(positives: Sequence[float], negatives: Sequence[float]) -> float | Non
     return u / (n_pos * n_neg)
 
 
+class RoutedQuery(BaseModel):
+    """What the routing figures read of one query: is it answerable, is its top server right, where
+    did it come from (``gold-removed`` ...) and which tier it got."""
+
+    answerable: bool
+    right: bool
+    origin: str | None
+    tier: str
+
+
+class RoutingShares(BaseModel):
+    """The routing figures of a group (see the module docstring); None where a denominator is empty."""
+
+    activated_count: int
+    answerable_activated: float | None
+    activated_precision: float | None
+    answerable_not_found: float | None
+    gold_removed_activated: float | None
+    unanswerable_caught: float | None
+
+
+def routing_shares(queries: Sequence[RoutedQuery]) -> RoutingShares:
+    """The shares the routing targets are stated in, for one group of routed queries."""
+    answerable = [q for q in queries if q.answerable]
+    unanswerable = [q for q in queries if not q.answerable]
+    activated = [q for q in answerable if q.tier == "activated"]
+    removed = [q for q in unanswerable if q.origin == "gold-removed"]
+    return RoutingShares(
+        activated_count=len(activated),
+        answerable_activated=_share(len(activated), len(answerable)),
+        activated_precision=_share(sum(1 for q in activated if q.right), len(activated)),
+        answerable_not_found=_share(sum(1 for q in answerable if q.tier == "not_found"), len(answerable)),
+        gold_removed_activated=_share(sum(1 for q in removed if q.tier == "activated"), len(removed)),
+        unanswerable_caught=_share(sum(1 for q in unanswerable if q.tier in CAUGHT_TIERS), len(unanswerable)),
+    )
+
+
+class ReliabilityBin(BaseModel):
+    """One bin of a reliability diagram: its lower edge, the mean confidence in it, the share of its
+    queries whose top power was right, and how many queries it holds."""
+
+    lower: float
+    confidence: float
+    right: float
+    count: int
+
+
 def reliability_bins(
     confidences: Sequence[float], outcomes: Sequence[bool], bins: int = 10
 ) -> list[tuple[float, float, float, int]]:
@@ -170,8 +217,11 @@ def reliability_bins(
 def calibration_error(confidences: Sequence[float], outcomes: Sequence[bool], bins: int = 10) -> float:
     """Expected calibration error (ECE): the mean over bins (see :func:`reliability_bins`), weighted by
     each bin's share of the queries, of |the bin's mean confidence - how often it was right|. 0 for none."""
-    cells = reliability_bins(confidences, outcomes, bins)
-    return sum(n / len(confidences) * abs(c - r) for _, c, r, n in cells)
+    return _ece(reliability_bins(confidences, outcomes, bins), len(confidences))
+
+
+def _ece(cells: Sequence[tuple[float, float, float, int]], total: int) -> float:
+    return sum(n / total * abs(c - r) for _, c, r, n in cells)
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:
@@ -294,6 +344,7 @@ class GroupMetrics(BaseModel):
     gold_removed_activated: float | None = None
     confidence_auroc: float | None
     ece: float | None = None
+    reliability: list[ReliabilityBin] = Field(default_factory=list, description="the bins ECE is read from")
     latency_p50_ms: float | None
     latency_p95_ms: float | None
     # Only when queries carry expected_tier:
@@ -312,8 +363,13 @@ def group_metrics(name: str, scores: Sequence[QueryScore]) -> GroupMetrics:
     def mean_of(field: str) -> float | None:
         return _mean([float(getattr(s, field)) for s in answerable])
 
-    activated = [s for s in answerable if s.tier == "activated"]
-    removed = [s for s in unanswerable if s.origin == "gold-removed"]
+    routed = routing_shares(
+        [
+            RoutedQuery(answerable=s.answerable, right=bool(s.top_server_hit), origin=s.origin, tier=s.tier)
+            for s in scores
+        ]
+    )
+    cells = reliability_bins([s.confidence for s in scores], [bool(s.top_server_hit) for s in scores])
     pairs: dict[str, Counter[str]] = {}
     for s in scores:
         if s.expected_tier is not None:
@@ -344,16 +400,10 @@ def group_metrics(name: str, scores: Sequence[QueryScore]) -> GroupMetrics:
         mrr=mean_of("reciprocal_rank"),
         tiers_answerable=_ordered_counts(Counter(s.tier for s in answerable)),
         tiers_unanswerable=_ordered_counts(Counter(s.tier for s in unanswerable)),
-        activated_count=len(activated),
-        activated_precision=_share(sum(1 for s in activated if s.top_server_hit), len(activated)),
-        answerable_activated=_share(len(activated), len(answerable)),
-        gold_removed_activated=_share(sum(1 for s in removed if s.tier == "activated"), len(removed)),
-        unanswerable_caught=_share(sum(1 for s in unanswerable if s.tier in CAUGHT_TIERS), len(unanswerable)),
-        answerable_not_found=_share(sum(1 for s in answerable if s.tier == "not_found"), len(answerable)),
+        **routed.model_dump(),
         confidence_auroc=auroc([s.confidence for s in answerable], [s.confidence for s in unanswerable]),
-        ece=calibration_error([s.confidence for s in scores], [bool(s.top_server_hit) for s in scores])
-        if scores
-        else None,
+        ece=_ece(cells, len(scores)) if scores else None,
+        reliability=[ReliabilityBin(lower=lo, confidence=c, right=r, count=n) for lo, c, r, n in cells],
         latency_p50_ms=percentile(latencies, 50.0),
         latency_p95_ms=percentile(latencies, 95.0),
         tier_accuracy=tier_accuracy,

@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from eval.metrics import TIER_ORDER, EvalReport, GroupMetrics, QueryScore, reliability_bins, tier_sort_key
+from eval.metrics import TIER_ORDER, EvalReport, GroupMetrics, tier_sort_key
 
 _MISSING = "-"
 
@@ -215,7 +215,7 @@ def format_markdown(
         "",
     ]
     for g in groups:
-        cells = ", ".join(f"{c:.2f}->{r:.2f} ({n})" for _, c, r, n in _bins(report, g.name))
+        cells = ", ".join(f"{b.confidence:.2f}->{b.right:.2f} ({b.count})" for b in g.reliability)
         out.append(f"- **{g.name}**: ECE {_ratio(g.ece)}; {cells or 'no queries'}")
     if reliability_diagram:
         out += ["", f"![reliability diagram]({reliability_diagram})"]
@@ -228,26 +228,6 @@ def format_markdown(
     else:
         out.append("- (none given)")
     return "\n".join(out) + "\n"
-
-
-def _members(report: EvalReport, group: str) -> list[QueryScore]:
-    """The per-query scores of a group, by the group's name (see ``eval.metrics.evaluate``)."""
-    scores = report.per_query
-    if group == "all":
-        return list(scores)
-    if group.endswith(" servers") and group[: -len(" servers")].isdigit():
-        size = int(group[: -len(" servers")])
-        return [s for s in scores if s.catalog_servers == size]
-    if group == "L1-4":
-        return [s for s in scores if s.level in (1, 2, 3, 4)]
-    if group.startswith("L") and group[1:].isdigit():
-        return [s for s in scores if s.level == int(group[1:])]
-    return [s for s in scores if s.dataset == group]
-
-
-def _bins(report: EvalReport, group: str) -> list[tuple[float, float, float, int]]:
-    members = _members(report, group)
-    return reliability_bins([s.confidence for s in members], [bool(s.top_server_hit) for s in members])
 
 
 def write_reliability_diagram(report: EvalReport, path: Path, *, max_panels: int = 8) -> Path:
@@ -266,26 +246,26 @@ def write_reliability_diagram(report: EvalReport, path: Path, *, max_panels: int
     for ax in axes.flat[len(names) :]:
         ax.set_visible(False)
     for ax, name in zip(axes.flat, names, strict=False):
-        cells = _bins(report, name)
+        cells = report.groups[name].reliability
         ax.plot([0, 1], [0, 1], color="grey", linewidth=0.8, linestyle="--")
         ax.bar(
-            [lo + 0.05 for lo, *_ in cells],
-            [r for _, _, r, _ in cells],
+            [b.lower + 0.05 for b in cells],
+            [b.right for b in cells],
             width=0.09,
             color="#4c78a8",
             alpha=0.75,
             label="share right",
         )
         ax.plot(
-            [c for _, c, _, _ in cells],
-            [r for _, _, r, _ in cells],
+            [b.confidence for b in cells],
+            [b.right for b in cells],
             "o",
             color="#e45756",
             markersize=3,
             label="at mean confidence",
         )
-        for lo, _, r, n in cells:
-            ax.annotate(str(n), (lo + 0.05, min(r + 0.02, 0.95)), ha="center", fontsize=6)
+        for b in cells:
+            ax.annotate(str(b.count), (b.lower + 0.05, min(b.right + 0.02, 0.95)), ha="center", fontsize=6)
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)
         ax.set_title(f"{name}: ECE {_ratio(report.groups[name].ece)}", fontsize=9)

@@ -213,7 +213,7 @@ def calibrate(
     from eval.workspace import enricher_kind
 
     def progress(label: str, done: int, total: int) -> None:
-        show = _progress(label)
+        show = _progress(label)  # a counter on a terminal, nothing elsewhere
         if show is not None:
             show(done, total)
 

@@ -142,9 +142,6 @@ class CatalogTerms:
         return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
 
-EMPTY_TERMS = CatalogTerms({}, {}, {}, {}, {}, {})
-
-
 def _coverage(query: set[str], words: frozenset[str] | set[str], weight: dict[str, float]) -> float:
     total = sum(weight[t] for t in query)
     return sum(weight[t] for t in query if t in words) / total if total > 0 else 0.0
