@@ -77,7 +77,8 @@ def run_eval(
 ) -> tuple[EvalReport, list[Query]]:
     """Resolve every query of every dataset folder (a DATASET is a folder or a small-catalog root) and
     score them together. With several DATASETs, query ids become ``<dataset>/<id>``."""
-    args = expand_datasets([datasets] if isinstance(datasets, Path) else datasets)
+    given = [datasets] if isinstance(datasets, Path) else list(datasets)
+    args = expand_datasets(given)
     prefix = len(args) > 1
     work = []  # every queries file is validated before anything is built
     for arg in args:
@@ -120,10 +121,10 @@ def run_eval(
                 report,
                 title=f"tool-selector eval: {', '.join(a.name for a in args)}",
                 settings_summary={
-                    "datasets": [str(p) for p in ([datasets] if isinstance(datasets, Path) else datasets)],
+                    "datasets": [str(p) for p in given],
                     "catalogs": len(work),
                     "backend": settings.backend,
-                    "embedding": settings.embedding_model,
+                    "embedding": f"{settings.embedding_model} ({settings.embedding_engine})",
                     "enricher": enricher or settings.enricher,
                     "alpha": settings.alpha,
                     "field_boosts": settings.field_boosts,
