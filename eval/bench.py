@@ -11,10 +11,10 @@ from typing import Any
 from eval.dataset import check_dataset_dir, load_queries, query_texts
 from eval.metrics import percentile
 from eval.workspace import open_workspace
-from services.catalog import import_catalog_dir
-from services.container import Container
-from services.indexing import build_index
-from services.resolving import ResolveService
+from services.shared.container import Container
+from services.shared.indexing import build_index
+from services.shared.resolving import ResolveService
+from services.write.catalog import import_catalog_dir
 from tool_selector.settings import Settings
 
 

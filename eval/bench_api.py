@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from eval.metrics import percentile
-from services.auth import create_key
-from services.catalog import import_catalog_dir
-from services.container import Container
-from services.indexing import build_index
+from services.shared.auth import create_key
+from services.shared.container import Container
+from services.shared.indexing import build_index
+from services.write.catalog import import_catalog_dir
 from tool_selector.errors import InvalidInputError, WorldError
 from tool_selector.settings import Settings
 

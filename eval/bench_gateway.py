@@ -7,7 +7,7 @@ the mcp Client talking to it over stdio, as an agent's client would.
 - resolve_intent round trip: warm (after a few calls), wall time from the client's call to its answer.
 - activation overhead: ``activate_power(P)`` through the gateway minus the time the same server takes
   to start, initialize and list its tools when the mcp client talks to it directly (medians).
-- tokens: ``services/tokens.account_tokens`` over the queries.
+- tokens: ``services/gateway/tokens.account_tokens`` over the queries.
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ import anyio
 from mcp import StdioServerParameters
 from mcp.client.client import Client
 
-from services.container import Container
-from services.resolving import ResolveService
-from services.tokens import account_tokens
-from services.upstream import list_all_tools, open_session
+from services.gateway.tokens import account_tokens
+from services.shared.container import Container
+from services.shared.resolving import ResolveService
+from services.shared.upstream import list_all_tools, open_session
 from tool_selector.servers_config import get_server_config, load_servers
 from tool_selector.settings import Settings
 

@@ -53,7 +53,7 @@ from eval.metrics import (
     top_server_fills_a_slot,
 )
 from eval.workspace import catalog_files_hash, open_workspace
-from services.resolving import ResolveService
+from services.shared.resolving import ResolveService
 from tool_selector.confidence import Calibration, Head, Isotonic, Tree, TreeEnsemble
 from tool_selector.embedding import Embedder
 from tool_selector.errors import CalibrationError, InvalidInputError

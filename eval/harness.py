@@ -16,7 +16,7 @@ from eval.dataset import Query, catalog_size, check_dataset_dir, expand_datasets
 from eval.metrics import EvalReport, Prediction, ServerScore, ToolScore, evaluate
 from eval.report import format_markdown, write_reliability_diagram
 from eval.workspace import open_workspace
-from services.resolving import ResolveService
+from services.shared.resolving import ResolveService
 from tool_selector.embedding import Embedder
 from tool_selector.settings import Settings
 

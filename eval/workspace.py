@@ -10,10 +10,10 @@ import re
 from pathlib import Path
 
 from eval.dataset import DatasetPaths
-from services.catalog import import_catalog_dir
-from services.container import Container
-from services.enriching import enrich_catalog, make_enrichers
-from services.indexing import build_index
+from services.shared.container import Container
+from services.shared.indexing import build_index
+from services.write.catalog import import_catalog_dir
+from services.write.enriching import enrich_catalog, make_enrichers
 from tool_selector.confidence import Calibration
 from tool_selector.embedding import Embedder
 from tool_selector.settings import Settings

@@ -15,10 +15,10 @@ from fastapi import APIRouter, Depends, FastAPI, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from routes.api_app import ERROR_RESPONSES, install_error_handlers, lifespan_for, need, ops
-from services import registry
-from services.auth import Principal
-from services.container import Container
-from services.operations import EnrichmentStats, Health, Operations, ServerStatus
+from services.api.operations import EnrichmentStats, Health, Operations, ServerStatus
+from services.shared.auth import Principal
+from services.shared.container import Container
+from services.write import registry
 from tool_selector.catalog import admin
 from tool_selector.catalog.admin import AuditRecord, JobRecord
 from tool_selector.catalog.batch import parse_batch_body

@@ -19,9 +19,9 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from routes.errors import mapping_for
-from services.auth import Principal, authenticate
-from services.container import Container
-from services.operations import Operations
+from services.api.operations import Operations
+from services.shared.auth import Principal, authenticate
+from services.shared.container import Container
 from tool_selector.catalog.admin import Scope
 from tool_selector.errors import ToolSelectorError
 

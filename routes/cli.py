@@ -76,8 +76,8 @@ def catalog_import(
     prune: Annotated[bool, typer.Option(help="Also remove servers that are not in this catalog")] = False,
 ) -> None:
     """Import a catalog folder (benchmark format) into the catalog database, all or nothing."""
-    from services.catalog import import_catalog_dir
-    from services.container import Container
+    from services.shared.container import Container
+    from services.write.catalog import import_catalog_dir
 
     with _errors(), Container(_settings()) as container:
         _echo_json(import_catalog_dir(container, folder, prune=prune).model_dump())
@@ -86,7 +86,7 @@ def catalog_import(
 @catalog_app.command("list")
 def catalog_list() -> None:
     """List the servers in the catalog with their tool counts."""
-    from services.container import Container
+    from services.shared.container import Container
 
     with _errors(), Container(_settings()) as container:
         _echo_json(
@@ -102,8 +102,8 @@ def index_build(
     rebuild: Annotated[bool, typer.Option(help="Rewrite every document, not only changed ones")] = False,
 ) -> None:
     """Bring the search index in line with the catalog (only changed tools are embedded)."""
-    from services.container import Container
-    from services.indexing import build_index
+    from services.shared.container import Container
+    from services.shared.indexing import build_index
 
     with _errors(), Container(_settings()) as container:
         _echo_json(build_index(container, rebuild=rebuild, progress=_progress("embedding")).model_dump())
@@ -116,8 +116,8 @@ def index_rebuild(
     ] = None,
 ) -> None:
     """Empty a backend and fill it again from the catalog store (e.g. `--backend weaviate`, and back)."""
-    from services.container import Container
-    from services.indexing import rebuild_index
+    from services.shared.container import Container
+    from services.shared.indexing import rebuild_index
 
     with _errors():
         if backend not in (None, "embedded", "weaviate"):
@@ -144,8 +144,8 @@ def resolve(
     explain: Annotated[bool, typer.Option(help="Also print the ranked candidates and the evidence")] = False,
 ) -> None:
     """Resolve a query and print the tiered decision as JSON."""
-    from services.container import Container
-    from services.resolving import ResolveService
+    from services.shared.container import Container
+    from services.shared.resolving import ResolveService
 
     with _errors(), Container(_settings()) as container:
         resolution, decision = ResolveService(container).resolve_and_route(query, mode=mode)  # type: ignore[arg-type]
@@ -310,8 +310,8 @@ def servers_add(
     It is discovered, profiled and indexed at the next `tool-selector sync`."""
     from pydantic import ValidationError
 
-    from services.container import Container
-    from services.servers import add_server
+    from services.shared.container import Container
+    from services.write.servers import add_server
     from tool_selector.servers_config import ServerConfig
 
     with _errors(), Container(_settings()) as container:
@@ -342,8 +342,8 @@ def servers_add(
 @servers_app.command("list")
 def servers_list() -> None:
     """List configured servers with their tool counts and the state of their last discovery."""
-    from services.container import Container
-    from services.servers import list_servers
+    from services.shared.container import Container
+    from services.write.servers import list_servers
 
     with _errors(), Container(_settings()) as container:
         _echo_json([row.model_dump() for row in list_servers(container)])
@@ -352,8 +352,8 @@ def servers_list() -> None:
 @servers_app.command("remove")
 def servers_remove(name: Annotated[str, typer.Argument(help="The configured server's name")]) -> None:
     """Remove a server from the configuration, and its tools from the catalog and the index."""
-    from services.container import Container
-    from services.servers import remove_server
+    from services.shared.container import Container
+    from services.write.servers import remove_server
 
     with _errors(), Container(_settings()) as container:
         _echo_json(remove_server(container, name).model_dump())
@@ -369,8 +369,8 @@ def servers_import(
     ] = False,
 ) -> None:
     """Import the servers of a Claude Desktop, Claude Code or Cursor configuration."""
-    from services.container import Container
-    from services.servers import import_servers
+    from services.shared.container import Container
+    from services.write.servers import import_servers
 
     with _errors(), Container(_settings()) as container:
         _echo_json(import_servers(container, file, replace=replace).model_dump())
@@ -401,8 +401,8 @@ def sync(
 
     Prints a JSON summary. Exit 0 when everything worked, 20 when some server or enrichment failed
     (the rest was synced; see "failed"), 13 when another sync is running."""
-    from services.container import Container
-    from services.sync import run_sync
+    from services.shared.container import Container
+    from services.write.sync import run_sync
 
     with _errors(), Container(_settings()) as container:
         summary = run_sync(container, progress=_phase_progress(), enricher=enricher)

@@ -46,9 +46,9 @@ def catalog_register(
 
     Unlike `catalog import` (which mirrors a folder: tools not listed are removed), this only adds,
     updates and matches. Prints the counts and one line per item."""
-    from services.auth import cli_principal
-    from services.container import Container
-    from services.importing import import_batch
+    from services.shared.auth import cli_principal
+    from services.shared.container import Container
+    from services.write.importing import import_batch
     from tool_selector.catalog.batch import read_batch_file
     from tool_selector.errors import InvalidInputError
 
@@ -78,9 +78,9 @@ def catalog_register(
 
 
 def _set_enabled(name: str, enabled: bool) -> None:
-    from services.auth import cli_principal
-    from services.container import Container
-    from services.servers import set_enabled
+    from services.shared.auth import cli_principal
+    from services.shared.container import Container
+    from services.write.servers import set_enabled
 
     with _errors(), Container(_settings()) as container:
         changed = set_enabled(container, name, enabled, actor=cli_principal().actor)

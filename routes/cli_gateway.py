@@ -29,8 +29,8 @@ def serve(
     (`tool-selector keys create NAME --role viewer`). Logs go to stderr. Every upstream server is
     stopped on exit."""
     from routes.gateway import serve_http, serve_stdio
-    from services.container import Container
-    from services.resolving import ResolveService
+    from services.shared.container import Container
+    from services.shared.resolving import ResolveService
 
     settings = _settings()
     with _errors():
@@ -49,7 +49,7 @@ def stats(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table")] = False,
 ) -> None:
     """How agents used the gateway, per session: calls, errors, and hints followed or ignored."""
-    from services.container import Container
+    from services.shared.container import Container
 
     with _errors(), Container(_settings()) as container:
         found = container.store.get_gateway_sessions(limit=sessions)
@@ -78,9 +78,9 @@ def tokens(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table")] = False,
 ) -> None:
     """Tokens an agent sees through the gateway against loading every tool of every server, per query."""
-    from services.container import Container
-    from services.resolving import ResolveService
-    from services.tokens import account_tokens, read_queries
+    from services.gateway.tokens import account_tokens, read_queries
+    from services.shared.container import Container
+    from services.shared.resolving import ResolveService
 
     with _errors():
         queries = read_queries(queries_file)  # a bad file is reported before the index is loaded
@@ -115,7 +115,7 @@ def bench_gateway_command(
 ) -> None:
     """Time the gateway over stdio: resolve_intent round trips, activation overhead, tokens saved."""
     from eval.bench_gateway import bench_gateway
-    from services.tokens import read_queries
+    from services.gateway.tokens import read_queries
 
     with _errors():
         _echo_json(

@@ -47,8 +47,8 @@ def keys_create(
     ] = None,
 ) -> None:
     """Create a key and print it once, with its id, role and scopes."""
-    from services.auth import cli_principal, create_key
-    from services.container import Container
+    from services.shared.auth import cli_principal, create_key
+    from services.shared.container import Container
 
     with _errors():
         chosen_role = _role(role)
@@ -71,8 +71,8 @@ def keys_create(
 @keys_app.command("list")
 def keys_list() -> None:
     """List the keys (id, name, role, scopes, created, last used, revoked), never the keys themselves."""
-    from services.auth import list_keys
-    from services.container import Container
+    from services.shared.auth import list_keys
+    from services.shared.container import Container
 
     with _errors(), Container(_settings()) as container:
         _echo_json(
@@ -83,8 +83,8 @@ def keys_list() -> None:
 @keys_app.command("revoke")
 def keys_revoke(key_id: Annotated[str, typer.Argument(help="The key's id, as `keys list` shows it")]) -> None:
     """Revoke a key at once: every later request with it is refused (401)."""
-    from services.auth import cli_principal, revoke_key
-    from services.container import Container
+    from services.shared.auth import cli_principal, revoke_key
+    from services.shared.container import Container
 
     with _errors(), Container(_settings()) as container:
         record = revoke_key(container, key_id, actor=cli_principal().actor)

@@ -32,10 +32,10 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Too
 
 from routes.errors import mapping_for, mcp_text
 from routes.gateway_auth import RequireKey
-from services.container import Container
-from services.gateway import Caller, GatewayService, render_answer
-from services.gateway_tools import INSTRUCTIONS, gateway_tools
-from services.hints import GATEWAY_HINTS
+from services.gateway.hints import GATEWAY_HINTS
+from services.gateway.service import Caller, GatewayService, render_answer
+from services.gateway.tools import INSTRUCTIONS, gateway_tools
+from services.shared.container import Container
 from tool_selector.errors import ToolSelectorError
 from tool_selector.settings import Settings
 

@@ -23,8 +23,8 @@ from starlette.types import ASGIApp, Receive, Send
 from starlette.types import Scope as AsgiScope
 
 from routes.errors import mapping_for
-from services.auth import authenticate
-from services.container import Container
+from services.shared.auth import authenticate
+from services.shared.container import Container
 from tool_selector.catalog.admin import Scope
 from tool_selector.errors import AuthError, ToolSelectorError
 

@@ -3,7 +3,7 @@
     python scripts/export_demo_catalog.py [--servers examples/demo-servers.json]
                                           [--out eval/datasets/gateway-demo]
 
-Uses the project's own discovery (``services.discovery.discover_servers``, the code the sync runs),
+Uses the project's own discovery (``services.write.discovery.discover_servers``, the code the sync runs),
 with the settings built as at any entry point (``tool_selector.settings.load_settings``) and the
 servers file pointed at the demo configuration. It writes:
 
@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from services.discovery import DiscoveredServer, discover_servers
+from services.write.discovery import DiscoveredServer, discover_servers
 from tool_selector.servers_config import load_servers
 from tool_selector.settings import load_settings
 

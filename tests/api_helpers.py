@@ -19,10 +19,10 @@ import httpx
 import uvicorn
 
 from routes.api import build_app
-from services.auth import create_key
-from services.catalog import import_catalog_dir
-from services.container import Container
-from services.indexing import build_index
+from services.shared.auth import create_key
+from services.shared.container import Container
+from services.shared.indexing import build_index
+from services.write.catalog import import_catalog_dir
 from tool_selector.catalog.admin import ROLE_SCOPES, SCOPES
 from tool_selector.embedding import Embedder
 from tool_selector.settings import Settings

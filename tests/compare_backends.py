@@ -21,10 +21,10 @@ sys.path[:0] = [str(ROOT / "tests"), str(ROOT)]
 def main(bench: Path, limit: int) -> str:
     from weaviate_fake import FakeWeaviate
 
-    from services.catalog import import_catalog_dir
-    from services.container import Container
-    from services.indexing import build_index
-    from services.resolving import ResolveService
+    from services.shared.container import Container
+    from services.shared.indexing import build_index
+    from services.shared.resolving import ResolveService
+    from services.write.catalog import import_catalog_dir
     from tool_selector.embedding import MiniLMEmbedder
     from tool_selector.settings import Settings
 

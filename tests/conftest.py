@@ -32,7 +32,7 @@ import pytest  # noqa: E402
 if TYPE_CHECKING:
     from api_helpers import RunningApi
 
-    from services.container import Container
+    from services.shared.container import Container
     from tool_selector.embedding import MiniLMEmbedder
     from tool_selector.settings import Settings
 
@@ -120,9 +120,9 @@ def demo_container(
     tmp_path_factory: pytest.TempPathFactory, session_cache_dir: Path, embedder: MiniLMEmbedder
 ) -> Iterator[Container]:
     """examples/demo-catalog imported and indexed with the real model, shared read-only by tests."""
-    from services.catalog import import_catalog_dir
-    from services.container import Container
-    from services.indexing import build_index
+    from services.shared.container import Container
+    from services.shared.indexing import build_index
+    from services.write.catalog import import_catalog_dir
     from tool_selector.settings import Settings
 
     settings = Settings(data_dir=tmp_path_factory.mktemp("demo-data"), cache_dir=session_cache_dir)

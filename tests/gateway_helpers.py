@@ -24,8 +24,8 @@ from mcp import StdioServerParameters, types
 from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from services.container import Container
-from services.sync import run_sync
+from services.shared.container import Container
+from services.write.sync import run_sync
 from tool_selector.embedding import MiniLMEmbedder
 from tool_selector.servers_config import ServerConfig, ServersFile, save_servers
 from tool_selector.settings import Settings

@@ -21,7 +21,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from routes.cli import app
-from services.container import Container
+from services.shared.container import Container
 from tool_selector.catalog import admin
 from tool_selector.catalog.admin import AuditRecord
 from tool_selector.servers_config import ServerConfig, ServersFile, load_servers, save_servers

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 from api_helpers import GATEWAY_DEMO, RunningApi, running_api
 
-from services.container import Container
+from services.shared.container import Container
 from tool_selector.catalog import admin, registry
 from tool_selector.catalog.admin import JobRecord, JobState
 from tool_selector.embedding import MiniLMEmbedder

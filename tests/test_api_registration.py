@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from api_helpers import RunningApi
 
-from services.auth import KEY_PATTERN, revoke_key
-from services.registry import SIMILAR, SIMILAR_WITH_SAME_NAME, dedup_text
+from services.shared.auth import KEY_PATTERN, revoke_key
+from services.write.registry import SIMILAR, SIMILAR_WITH_SAME_NAME, dedup_text
 
 V1 = "/api/v1"
 FORECAST = "Get the weather forecast for a city for the next days."

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from services.catalog_query import QUERY_TYPES, CatalogView, bench_catalog_query
-from services.container import Container
-from services.enriching import enrich_catalog, make_enrichers
+from services.gateway.catalog_query import QUERY_TYPES, CatalogView, bench_catalog_query
+from services.shared.container import Container
+from services.write.enriching import enrich_catalog, make_enrichers
 from tool_selector.catalog.store import CatalogStore
 from tool_selector.errors import InvalidInputError, NotFoundError
 from tool_selector.models import CreationMethod, DiscoveryStatus, ServerSpec, ToolSpec

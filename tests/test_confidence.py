@@ -16,7 +16,7 @@ from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.isotonic import IsotonicRegression
 
 from eval.calibrate import BOOSTING, export_ensemble
-from services.container import Container
+from services.shared.container import Container
 from tool_selector.confidence import Calibration, Head, Isotonic, Tree, TreeEnsemble, load_calibration
 from tool_selector.errors import CalibrationError
 from tool_selector.evidence import FEATURES
@@ -218,7 +218,7 @@ def test_a_calibration_fitted_for_another_embedding_size_is_refused_by_the_resol
 
 @pytest.mark.slow
 def test_an_off_topic_query_is_routed_below_an_on_topic_one(demo_container: Container) -> None:
-    from services.resolving import ResolveService
+    from services.shared.resolving import ResolveService
 
     service = ResolveService(demo_container)
     on_resolution, on_topic = service.resolve_and_route("list the open issues of my GitHub project")

@@ -16,8 +16,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from services.discovery import DiscoveredServer, discover_one, discover_servers
-from services.upstream import list_all_tools, open_session
+from services.shared.upstream import list_all_tools, open_session
+from services.write.discovery import DiscoveredServer, discover_one, discover_servers
 from tool_selector.errors import UpstreamError
 from tool_selector.servers_config import ServerConfig, load_servers
 

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from eval.harness import run_eval
 from routes.cli import app
-from services.resolving import ResolveService
+from services.shared.resolving import ResolveService
 from tool_selector.embedding import MiniLMEmbedder
 from tool_selector.errors import CatalogFileError
 from tool_selector.evidence import CatalogTerms

@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from routes.cli import app
-from services.container import Container
-from services.resolving import ResolveService
+from services.shared.container import Container
+from services.shared.resolving import ResolveService
 from tool_selector.embedding import MiniLMEmbedder
 from tool_selector.errors import InvalidInputError
 from tool_selector.resolve import Resolver

@@ -58,7 +58,7 @@ def test_the_demo_servers_activate_time_for_the_time_in_tokyo_and_nothing_for_a_
 ) -> None:
     from eval.dataset import check_dataset_dir
     from eval.workspace import open_workspace
-    from services.resolving import ResolveService
+    from services.shared.resolving import ResolveService
 
     settings = Settings(data_dir=tmp_path / "data", cache_dir=cache_dir)
     container, _ = open_workspace(settings, check_dataset_dir(GATEWAY_DEMO), embedder=embedder)

@@ -15,10 +15,10 @@ import pytest
 from typer.testing import CliRunner
 
 from routes.cli import app
-from services.catalog import import_catalog_dir
-from services.container import Container
-from services.resolving import ResolveService
-from services.sync import run_sync, sync_lock
+from services.shared.container import Container
+from services.shared.resolving import ResolveService
+from services.write.catalog import import_catalog_dir
+from services.write.sync import run_sync, sync_lock
 from tool_selector.embedding import MiniLMEmbedder
 from tool_selector.errors import LockedError
 from tool_selector.servers_config import ServerConfig, load_servers, save_servers

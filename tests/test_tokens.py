@@ -9,10 +9,10 @@ import pytest
 from typer.testing import CliRunner
 
 from routes.cli import app
-from services.container import Container
-from services.gateway import decision_json, render_answer
-from services.resolving import ResolveService
-from services.tokens import account_tokens, all_tools_tokens, gateway_definitions_tokens, read_queries
+from services.gateway.service import decision_json, render_answer
+from services.gateway.tokens import account_tokens, all_tools_tokens, gateway_definitions_tokens, read_queries
+from services.shared.container import Container
+from services.shared.resolving import ResolveService
 from tool_selector.tokens import count_tokens
 
 

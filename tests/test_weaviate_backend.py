@@ -22,10 +22,10 @@ from typer.testing import CliRunner, Result
 from weaviate_fake import FakeWeaviate
 
 from routes.cli import app
-from services.catalog import import_catalog_dir
-from services.container import Container
-from services.indexing import build_index
-from services.resolving import ResolveService
+from services.shared.container import Container
+from services.shared.indexing import build_index
+from services.shared.resolving import ResolveService
+from services.write.catalog import import_catalog_dir
 from tool_selector.embedding import MiniLMEmbedder
 from tool_selector.errors import BackendUnavailableError, ConfigurationError, IndexMissingError, StoreError
 from tool_selector.search.text import weighted_tokens

@@ -154,7 +154,7 @@ class CatalogStore:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(
                 str(path), timeout=30.0, isolation_level=None, check_same_thread=False
-            )  # one connection per thread (services/container.py); closed from any thread
+            )  # one connection per thread (services/shared/container.py); closed from any thread
             self._db.row_factory = sqlite3.Row
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")

@@ -20,9 +20,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from services.container import Container
-from services.discovery import DiscoveredServer, discover_servers
-from services.enriching import enrich_catalog, make_enrichers
+from services.shared.container import Container
+from services.write.discovery import DiscoveredServer, discover_servers
+from services.write.enriching import enrich_catalog, make_enrichers
 from tool_selector.catalog.store import ImportSummary
 from tool_selector.errors import LockedError
 from tool_selector.indexing import IndexSummary, index_catalog

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel
 
-from services.container import Container
+from services.shared.container import Container
 from tool_selector.catalog import admin
 from tool_selector.catalog.admin import JobRecord
 from tool_selector.errors import ToolSelectorError

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from services.container import Container
+from services.shared.container import Container
 from tool_selector.catalog.files import read_catalog_dir
 from tool_selector.catalog.store import ImportSummary
 from tool_selector.models import CreationMethod

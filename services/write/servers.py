@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from services.container import Container
+from services.shared.container import Container
 from tool_selector.errors import InvalidInputError
 from tool_selector.indexing import index_catalog
 from tool_selector.servers_config import (

@@ -24,8 +24,8 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from services.container import Container
-from services.enriching import enrich_catalog, make_enrichers
+from services.shared.container import Container
+from services.write.enriching import enrich_catalog, make_enrichers
 from tool_selector.catalog import registry
 from tool_selector.errors import NotFoundError
 from tool_selector.hashing import sha256_of

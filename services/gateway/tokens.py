@@ -6,7 +6,7 @@
                        + on "activated", the power's tool definitions the client then lists
 
 Counted with the Claude tokenizer of ``tool_selector/tokens.py``. The answer is rendered exactly as
-the gateway renders it (``services/gateway.decision_json``) from the catalog's tools, without
+the gateway renders it (``services/gateway/service.decision_json``) from the catalog's tools, without
 starting any server.
 """
 
@@ -19,9 +19,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from services.gateway import decision_json, namespaced, render_answer
-from services.gateway_tools import gateway_tools
-from services.resolving import ResolveService
+from services.gateway.service import decision_json, namespaced, render_answer
+from services.gateway.tools import gateway_tools
+from services.shared.resolving import ResolveService
 from tool_selector.errors import CatalogFileError
 from tool_selector.routing import PowerInfo
 from tool_selector.tokens import TOKENIZER_NAME, count_tokens

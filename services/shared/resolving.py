@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from services.container import Container
+from services.shared.container import Container
 from tool_selector.errors import IndexMissingError
 from tool_selector.evidence import CatalogTerms
 from tool_selector.indexing import build_documents

@@ -1,5 +1,5 @@
 """Use case: import a batch of servers and tools (catalog JSON, CSV or an mcpServers config), all or
-nothing, with the same near-duplicate matching as single registration (services/registry.py).
+nothing, with the same near-duplicate matching as single registration (services/write/registry.py).
 
 Per item the outcome is ``created``, ``updated`` (same id, new content), ``matched`` (same content,
 or a near-duplicate in ``auto`` mode), or ``skipped`` (``match_only`` without a match; an mcpServers
@@ -19,8 +19,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from services.container import Container
-from services.registry import DuplicateFinder, MatchingMode, MatchScope, refresh
+from services.shared.container import Container
+from services.write.registry import DuplicateFinder, MatchingMode, MatchScope, refresh
 from tool_selector.catalog import registry
 from tool_selector.catalog.admin import AuditRecord, write_audit
 from tool_selector.catalog.batch import ImportBatch

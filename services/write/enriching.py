@@ -22,7 +22,7 @@ from semantic_enrichment.base import Enricher, Profiler
 from semantic_enrichment.cache import EnrichmentCache
 from semantic_enrichment.enrichment import EnrichOutcome, enrich_server_tools, enrichment_hash_of
 from semantic_enrichment.profiling import ProfileOutcome, compute_profile_hash, needs_profile, profile_server
-from services.container import Container
+from services.shared.container import Container
 from tool_selector.errors import ConfigurationError
 from tool_selector.models import ServerProfile, ServerRecord, ToolRecord
 from tool_selector.settings import Settings

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from services.container import Container
+from services.shared.container import Container
 from tool_selector.errors import IndexMissingError
 from tool_selector.indexing import IndexSummary, index_catalog
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from mcp import types
 
-from services.hints import GATEWAY_HINTS
+from services.gateway.hints import GATEWAY_HINTS
 
 HINTS_META_KEY = "io.github.tool-selector/hints"
 INSTRUCTIONS = (

@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 
 from pydantic import BaseModel
 
-from services.container import Container
+from services.shared.container import Container
 from tool_selector.catalog import admin
 from tool_selector.catalog.admin import ROLE_SCOPES, SCOPES, ApiKeyRecord, Role, Scope
 from tool_selector.errors import AuthError, ForbiddenError, InvalidInputError

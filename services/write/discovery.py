@@ -20,7 +20,7 @@ import anyio
 from mcp import types
 from pydantic import BaseModel, Field, ValidationError
 
-from services.upstream import (
+from services.shared.upstream import (
     Phase,
     UpstreamSession,
     list_all_tools,

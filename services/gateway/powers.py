@@ -28,7 +28,7 @@ import anyio
 from anyio.abc import TaskGroup
 from mcp import MCPError, types
 
-from services.upstream import (
+from services.shared.upstream import (
     Phase,
     UpstreamSession,
     list_all_tools,

@@ -6,7 +6,7 @@
     call_tool(power, tool, args)   the stable proxy (starts the power when needed)
     catalog_query(type, filters)   structured questions about the catalog
 
-Answers are JSON objects. Each carries ``suggested_next_actions`` (see ``services/hints.py``), and
+Answers are JSON objects. Each carries ``suggested_next_actions`` (see ``services/gateway/hints.py``), and
 every tool an answer shows keeps the description and schema its server gave: enriched text is for
 retrieval only. Routes (``routes/gateway.py``) turn these into MCP results and errors.
 """
@@ -25,11 +25,11 @@ from typing import Any
 import anyio
 from mcp import types
 
-from services.catalog_query import CatalogView
-from services.container import Container
-from services.hints import HintTracker, Suggestion
-from services.powers import Activation, ChangeReason, Power, PowerManager
-from services.resolving import ResolveService
+from services.gateway.catalog_query import CatalogView
+from services.gateway.hints import HintTracker, Suggestion
+from services.gateway.powers import Activation, ChangeReason, Power, PowerManager
+from services.shared.container import Container
+from services.shared.resolving import ResolveService
 from tool_selector.errors import InvalidInputError, NotFoundError
 from tool_selector.models import Decision, GatewaySessionStats, ToolSummary
 from tool_selector.servers_config import ServerConfig, load_servers

@@ -18,11 +18,11 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
-from services import importing, registry
-from services.container import Container
-from services.jobs import JobRunner
-from services.resolving import ResolveService
-from services.sync import SyncSummary, last_sync, run_sync
+from services.api.jobs import JobRunner
+from services.shared.container import Container
+from services.shared.resolving import ResolveService
+from services.write import importing, registry
+from services.write.sync import SyncSummary, last_sync, run_sync
 from tool_selector.catalog.admin import JobRecord
 from tool_selector.catalog.batch import ImportBatch
 from tool_selector.errors import LockedError
