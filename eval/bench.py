@@ -72,7 +72,7 @@ def bench(settings: Settings, dataset_dir: Path, *, queries: int = 300, build: b
                 )
                 with fresh:
                     t0 = time.perf_counter()
-                    import_catalog_dir(fresh, paths.servers.parent)
+                    import_catalog_dir(fresh, paths.servers.parent, actor="eval")
                     summary = build_index(fresh)
                     figures["index_build_from_scratch_s"] = round(time.perf_counter() - t0, 2)
                     figures["index_build_embedded_docs"] = summary.embedded

@@ -144,7 +144,7 @@ def bench_api(
         data_dir = Path(tmp) / "data"
         run_settings = settings.model_copy(update={"data_dir": data_dir})
         with Container(run_settings) as container:
-            import_catalog_dir(container, catalog)
+            import_catalog_dir(container, catalog, actor="bench")
             build_index(container)
             servers, tools = container.store.counts()
             key = create_key(container, "bench", role="viewer", actor="bench-api").key

@@ -72,7 +72,7 @@ def open_workspace(
     built = False
     if store.get_meta("source_hash") != catalog_files_hash(paths):
         logger.info("importing the catalog into eval workspace %s", work)
-        import_catalog_dir(container, paths.servers.parent, prune=True)
+        import_catalog_dir(container, paths.servers.parent, prune=True, actor="eval")
         store.set_meta("source_hash", catalog_files_hash(paths))
     enrichers = make_enrichers(settings, choice=kind)
     try:

@@ -76,11 +76,14 @@ def catalog_import(
     prune: Annotated[bool, typer.Option(help="Also remove servers that are not in this catalog")] = False,
 ) -> None:
     """Import a catalog folder (benchmark format) into the catalog database, all or nothing."""
+    from services.shared.auth import cli_principal
     from services.shared.container import Container
     from services.write.catalog import import_catalog_dir
 
     with _errors(), Container(_settings()) as container:
-        _echo_json(import_catalog_dir(container, folder, prune=prune).model_dump())
+        _echo_json(
+            import_catalog_dir(container, folder, prune=prune, actor=cli_principal().actor).model_dump()
+        )
 
 
 @catalog_app.command("list")
@@ -352,11 +355,12 @@ def servers_list() -> None:
 @servers_app.command("remove")
 def servers_remove(name: Annotated[str, typer.Argument(help="The configured server's name")]) -> None:
     """Remove a server from the configuration, and its tools from the catalog and the index."""
+    from services.shared.auth import cli_principal
     from services.shared.container import Container
     from services.write.servers import remove_server
 
     with _errors(), Container(_settings()) as container:
-        _echo_json(remove_server(container, name).model_dump())
+        _echo_json(remove_server(container, name, actor=cli_principal().actor).model_dump())
 
 
 @servers_app.command("import")

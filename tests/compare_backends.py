@@ -46,7 +46,7 @@ def main(bench: Path, limit: int) -> str:
             ),
             embedder=embedder,
         )
-        import_catalog_dir(embedded, bench)
+        import_catalog_dir(embedded, bench, actor="test")
         build_index(embedded)
         build_index(weaviate)
         first, second = ResolveService(embedded), ResolveService(weaviate)

@@ -128,7 +128,7 @@ def demo_container(
     settings = Settings(data_dir=tmp_path_factory.mktemp("demo-data"), cache_dir=session_cache_dir)
     container = Container(settings, embedder=embedder)
     try:
-        import_catalog_dir(container, DEMO_CATALOG)
+        import_catalog_dir(container, DEMO_CATALOG, actor="test")
         build_index(container)
         yield container
     finally:

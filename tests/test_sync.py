@@ -139,7 +139,7 @@ def test_imported_catalog_servers_are_enriched_and_kept_by_the_sync(
     settings: Settings, embedder: MiniLMEmbedder
 ) -> None:
     with Container(settings, embedder=embedder) as container:
-        import_catalog_dir(container, DEMO_CATALOG)
+        import_catalog_dir(container, DEMO_CATALOG, actor="test")
         first = run_sync(container)
         assert first.ok and first.servers_configured == 0
         servers, tools = container.store.counts()

@@ -347,7 +347,7 @@ def test_weaviate_gives_the_same_tiers_as_the_embedded_backend(
             embedder=embedder,
         )
         try:
-            import_catalog_dir(embedded, GATEWAY_DEMO)
+            import_catalog_dir(embedded, GATEWAY_DEMO, actor="test")
             build_index(embedded)
             summary = build_index(weaviate)
             assert (summary.written, summary.errors, summary.embedded) == (summary.documents, {}, 0)

@@ -13,7 +13,9 @@ from tool_selector.models import CreationMethod
 logger = logging.getLogger(__name__)
 
 
-def import_catalog_dir(container: Container, folder: Path, *, prune: bool = False) -> ImportSummary:
+def import_catalog_dir(
+    container: Container, folder: Path, *, prune: bool = False, actor: str
+) -> ImportSummary:
     """Read a benchmark-format folder and write it to the store in one transaction (all or nothing)."""
     servers, tools = read_catalog_dir(folder)
     return container.store.import_catalog(

@@ -85,7 +85,7 @@ class RemoveSummary(BaseModel):
     index_documents_removed: int = 0
 
 
-def remove_server(container: Container, name: str) -> RemoveSummary:
+def remove_server(container: Container, name: str, *, actor: str) -> RemoveSummary:
     """Remove a server from the configuration, and its tools from the catalog and the index."""
     path = container.settings.servers_path
     servers = load_servers(path)
