@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from semantic_enrichment.base import Enricher, EnrichmentDraft
 from semantic_enrichment.cache import EnrichmentCache, cache_key
+from semantic_enrichment.words import singular
 from tool_selector.errors import LLMError
 from tool_selector.hashing import sha256_of
 from tool_selector.models import ServerProfile, ServerSpec, ToolEnrichment, ToolSpec
@@ -73,16 +74,6 @@ def enrichment_key(tool: ToolSpec, profile_hash: str, enricher: Enricher) -> str
 
 def enrichment_hash_of(tool: ToolSpec, profile_hash: str, enricher: Enricher) -> str:
     return sha256_of(enrichment_key(tool, profile_hash, enricher))
-
-
-def singular(word: str) -> str:
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 4 and word.endswith(("sses", "xes", "ches", "shes")):
-        return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
 
 
 def tool_entity(tool: ToolSpec) -> str:

@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
-from services.gateway.catalog_query import QUERY_TYPES, CatalogView, bench_catalog_query
+from eval.bench_catalog_query import bench_catalog_query
+from services.gateway.catalog_query.filters import QUERY_TYPES
+from services.gateway.catalog_query.view import CatalogView
 from services.shared.container import Container
 from services.write.enriching import enrich_catalog, make_enrichers
 from tool_selector.catalog.store import CatalogStore

@@ -25,7 +25,7 @@ from typing import Any
 import anyio
 from mcp import types
 
-from services.gateway.catalog_query import CatalogView
+from services.gateway.catalog_query.view import CatalogView
 from services.gateway.hints import HintTracker, Suggestion
 from services.gateway.powers import Activation, ChangeReason, Power, PowerManager
 from services.shared.container import Container
