@@ -10,10 +10,10 @@ import re
 from pathlib import Path
 
 from eval.dataset import DatasetPaths
-from services.shared.container import Container
-from services.shared.indexing import build_index
+from services.shared.container import Container, enricher_kind
+from services.shared.indexing import build_index, index_is_current
 from services.write.catalog import import_catalog_dir
-from services.write.enriching import enrich_catalog, make_enrichers
+from services.write.enriching import enrich_catalog
 from tool_selector.confidence import Calibration
 from tool_selector.embedding import Embedder
 from tool_selector.settings import Settings
@@ -27,13 +27,6 @@ def catalog_files_hash(paths: DatasetPaths) -> str:
         digest.update(path.read_bytes())
         digest.update(b"\0")
     return digest.hexdigest()
-
-
-def enricher_kind(settings: Settings, choice: str | None) -> str:
-    wanted = choice or settings.enricher
-    if wanted == "auto":
-        return "claude" if settings.anthropic_api_key is not None else "offline"
-    return wanted
 
 
 def workspace_dir(settings: Settings, paths: DatasetPaths, embedder_id: str, enricher: str = "none") -> Path:
@@ -74,13 +67,8 @@ def open_workspace(
         logger.info("importing the catalog into eval workspace %s", work)
         import_catalog_dir(container, paths.servers.parent, prune=True, actor="eval")
         store.set_meta("source_hash", catalog_files_hash(paths))
-    enrichers = make_enrichers(settings, choice=kind)
-    try:
-        enrich_catalog(container, enrichers)
-    finally:
-        if enrichers is not None:
-            enrichers.close()
-    if not container.index_is_current() or container.backend.count() == 0:
+    enrich_catalog(container, container.enrichers(kind))
+    if not index_is_current(container) or container.backend.count() == 0:
         logger.info("indexing eval workspace %s", work)
         build_index(container)
         built = True

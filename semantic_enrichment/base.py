@@ -9,7 +9,8 @@ stored ``ServerProfile`` / ``ToolEnrichment`` records.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Annotated, Protocol
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
@@ -83,3 +84,19 @@ class Enricher(Protocol):
     def enrich(
         self, server: ServerSpec, profile: ServerProfile, tools: Sequence[ToolSpec]
     ) -> dict[str, EnrichmentDraft]: ...
+
+
+@dataclass
+class Enrichers:
+    """The profiler and enricher a run uses, their offline fallbacks, and the LLM call counter."""
+
+    profiler: Profiler
+    enricher: Enricher
+    fallback_profiler: Profiler | None = None
+    fallback_enricher: Enricher | None = None
+    llm_calls: Callable[[], int] = field(default=lambda: 0)
+    close: Callable[[], None] = field(default=lambda: None)
+
+    @property
+    def kind(self) -> str:
+        return self.enricher.kind

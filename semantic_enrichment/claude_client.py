@@ -39,7 +39,8 @@ from tenacity import (
     wait_random,
 )
 
-from tool_selector.errors import LLMError
+from tool_selector.errors import ConfigurationError, LLMError
+from tool_selector.settings import ClaudeSettings
 
 logger = logging.getLogger(__name__)
 
@@ -98,8 +99,27 @@ def _describe(exc: BaseException) -> str:
     return type(exc).__name__
 
 
+DEFAULT_ANTHROPIC_URL = "https://api.anthropic.com"  # passed explicitly: the SDK never reads the environment
+
+
 class ClaudeClient:
     """A thread-safe Claude structured-output client with retries and a call counter."""
+
+    @classmethod
+    def from_settings(cls, settings: ClaudeSettings) -> ClaudeClient:
+        """The client the ``claude`` settings group describes (its API key must be set)."""
+        if settings.api_key is None:
+            raise ConfigurationError(
+                "The Claude enricher needs an API key.",
+                hint="Set ANTHROPIC_API_KEY (or TOOL_SELECTOR_CLAUDE__API_KEY), or TOOL_SELECTOR_ENRICHER=offline.",
+            )
+        return cls(
+            api_key=settings.api_key.get_secret_value(),
+            base_url=settings.base_url or DEFAULT_ANTHROPIC_URL,
+            model=settings.model,
+            timeout_s=settings.timeout_s,
+            max_attempts=settings.max_attempts,
+        )
 
     def __init__(
         self,

@@ -36,8 +36,9 @@ def singular(word: str) -> str:
 
 
 def normal_word(word: str) -> str:
-    """The canonical verb of a verb form, else the singular."""
-    return canonical_verb(word) or singular(word)
+    """The canonical verb of a verb form (or of its singular: "settings" as "setting"), else the
+    singular, so a word and its plural always come to the same form."""
+    return canonical_verb(word) or canonical_verb(singular(word)) or singular(word)
 
 
 def normalise(text: str) -> str:

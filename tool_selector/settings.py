@@ -1,7 +1,12 @@
 """The one settings object, built at the edge (CLI, server entry points) and passed down.
 
-Sources, highest first: keyword arguments, environment (``TOOL_SELECTOR_*``; nested keys with ``__``),
-the TOML file named by ``TOOL_SELECTOR_CONFIG_FILE`` (or passed as ``config_file``), defaults.
+Settings are nested by component: ``weaviate``, ``claude``, ``gateway`` and ``api`` are groups, passed
+whole to the component they configure; the rest (data folders, retrieval, sync) sit at the top.
+
+Sources, highest first: keyword arguments, environment (``TOOL_SELECTOR_*``; a group's field as
+``TOOL_SELECTOR_WEAVIATE__URL``), the flat names of earlier versions (``TOOL_SELECTOR_WEAVIATE_URL``,
+``WEAVIATE_URL``, ``ANTHROPIC_API_KEY``, ...), the TOML file named by ``TOOL_SELECTOR_CONFIG_FILE``
+(``[weaviate]`` tables, or the flat keys), defaults. ``env_names`` lists every name a setting is read from.
 """
 
 from __future__ import annotations
@@ -9,8 +14,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
-from pydantic import AliasChoices, BaseModel, Field, SecretStr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -68,9 +74,160 @@ class TierThresholds(BaseModel):
         return self
 
 
+def _endpoint(url: str, setting: str, default_port: int) -> tuple[str, int, bool]:
+    parts = urlsplit(url if "://" in url else f"http://{url}")
+    if parts.scheme not in ("http", "https", "grpc", "grpcs") or not parts.hostname:
+        raise ConfigurationError(
+            f"{setting} = {url!r} is not an address Weaviate can be reached at.",
+            hint="Use http://HOST:PORT (or https://), e.g. http://localhost:8080 and http://localhost:50051.",
+        )
+    try:
+        port = parts.port or (443 if parts.scheme in ("https", "grpcs") else default_port)
+    except ValueError as exc:
+        raise ConfigurationError(
+            f"{setting} = {url!r} has a bad port: {exc}.", hint="Use http://HOST:PORT with a numeric port."
+        ) from exc
+    return parts.hostname, port, parts.scheme in ("https", "grpcs")
+
+
+class WeaviateSettings(BaseModel):
+    """The Weaviate backend (used when ``backend = "weaviate"``); passed whole to the backend."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    url: str = Field(default="http://localhost:8080", description="Weaviate's HTTP address (REST)")
+    grpc_url: str | None = Field(
+        default=None, description="Weaviate's gRPC address; None = the HTTP host, port 50051"
+    )
+    api_key: SecretStr | None = Field(default=None, description="API key, when the server asks for one")
+    collection: str = Field(
+        default="Tool", pattern=r"^[A-Z][A-Za-z0-9_]*$", description="collection (class) name"
+    )
+    connect_timeout_s: float = Field(default=5.0, gt=0, le=120, description="connect and health check")
+    query_timeout_s: float = Field(default=10.0, gt=0, le=600, description="one search or read")
+    insert_timeout_s: float = Field(default=60.0, gt=0, le=3600, description="one batch write")
+    max_attempts: int = Field(
+        default=3, ge=1, le=10, description="tries on transient failures (unreachable, 502-504, timeouts)"
+    )
+
+    def endpoints(self) -> tuple[tuple[str, int, bool], tuple[str, int, bool]]:
+        """((http host, port, secure), (grpc host, port, secure)), or a ConfigurationError."""
+        http = _endpoint(self.url, "weaviate.url", 8080)
+        grpc_address = self.grpc_url or f"{'https' if http[2] else 'http'}://{http[0]}:50051"
+        return http, _endpoint(grpc_address, "weaviate.grpc_url", 50051)
+
+    @property
+    def address(self) -> str:
+        (host, port, secure), (ghost, gport, _) = self.endpoints()
+        return f"{'https' if secure else 'http'}://{host}:{port} (gRPC {ghost}:{gport})"
+
+
+class ClaudeSettings(BaseModel):
+    """The Claude enricher and its client; passed whole to the client."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    api_key: SecretStr | None = Field(default=None, description="Anthropic API key; None = no Claude")
+    base_url: str | None = Field(default=None, description="None = https://api.anthropic.com")
+    model: str = Field(default="claude-haiku-4-5", description="the model that profiles and enriches")
+    timeout_s: float = Field(default=60.0, gt=0, le=600, description="one API call")
+    max_attempts: int = Field(default=4, ge=1, le=10, description="tries on 429, 5xx and timeouts")
+    concurrency: int = Field(default=4, ge=1, le=32, description="API calls at once during a sync")
+
+
+class GatewaySettings(BaseModel):
+    """The MCP gateway's upstream servers (``tool-selector serve``); passed whole to the power manager."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_active: int = Field(default=5, ge=1, le=100, description="upstream servers running at once")
+    idle_timeout_s: float = Field(default=900.0, gt=0, description="an upstream unused this long is stopped")
+    start_timeout_s: float = Field(
+        default=30.0, gt=0, le=600, description="start + initialize + list tools, per activation"
+    )
+    call_timeout_s: float = Field(default=120.0, gt=0, le=3600, description="per proxied tool call")
+    stop_timeout_s: float = Field(
+        default=6.0, gt=0, le=60, description="how long stopping one upstream may take"
+    )
+
+
+class ApiSettings(BaseModel):
+    """The REST API process (``tool-selector api``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    answer_cache_size: int = Field(
+        default=4096, ge=0, le=1_000_000, description="resolve answers remembered per index; 0 = no cache"
+    )
+    write_wait_s: float = Field(
+        default=30.0, gt=0, le=3600, description="how long a write waits for another write before a 409"
+    )
+
+
+# group -> (its model, the flat name prefix of earlier versions)
+GROUPS: dict[str, tuple[type[BaseModel], str]] = {
+    "weaviate": (WeaviateSettings, "weaviate_"),
+    "claude": (ClaudeSettings, "claude_"),
+    "gateway": (GatewaySettings, "gateway_"),
+    "api": (ApiSettings, "api_"),
+}
+# flat names of earlier versions that do not follow "<group>_<field>", and names read without the prefix
+_RENAMED = {"anthropic_api_key": ("claude", "api_key"), "anthropic_base_url": ("claude", "base_url")}
+_BARE_ENV = {
+    ("weaviate", "url"): "WEAVIATE_URL",
+    ("weaviate", "grpc_url"): "WEAVIATE_GRPC_URL",
+    ("weaviate", "api_key"): "WEAVIATE_API_KEY",
+    ("claude", "api_key"): "ANTHROPIC_API_KEY",
+    ("claude", "base_url"): "ANTHROPIC_BASE_URL",
+}
+ENV_PREFIX = "TOOL_SELECTOR_"
+
+
+def flat_names() -> dict[str, tuple[str, str]]:
+    """Every flat name of earlier versions (``weaviate_url``) -> (group, field)."""
+    names = {
+        f"{prefix}{field}": (group, field)
+        for group, (model, prefix) in GROUPS.items()
+        for field in model.model_fields
+    }
+    names.update(_RENAMED)
+    return names
+
+
+def env_names(group: str | None, field: str) -> list[str]:
+    """Every environment variable a setting is read from, highest priority first."""
+    if group is None:
+        return [f"{ENV_PREFIX}{field}".upper()]
+    names = [f"{ENV_PREFIX}{group}__{field}".upper()]
+    names += [
+        f"{ENV_PREFIX}{flat}".upper() for flat, target in flat_names().items() if target == (group, field)
+    ]
+    if (group, field) in _BARE_ENV:
+        names.append(_BARE_ENV[(group, field)])
+    return names
+
+
+class _FlatEnvironment(PydanticBaseSettingsSource):
+    """Reads the grouped settings from their flat environment names (see ``env_names``)."""
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # unused: __call__ reads every group at once
+
+    def __call__(self) -> dict[str, Any]:
+        found: dict[str, dict[str, Any]] = {}
+        environ = {k.upper(): v for k, v in os.environ.items()}
+        for group, (model, _) in GROUPS.items():
+            for field in model.model_fields:
+                for name in env_names(group, field)[1:]:
+                    if name in environ:
+                        found.setdefault(group, {})[field] = environ[name]
+                        break
+        return found
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
-        env_prefix="TOOL_SELECTOR_",
+        env_prefix=ENV_PREFIX,
         env_nested_delimiter="__",
         extra="forbid",
         validate_default=True,
@@ -79,48 +236,38 @@ class Settings(BaseSettings):
 
     data_dir: Path = Field(default_factory=_default_data_dir, description="catalog database and index")
     cache_dir: Path = Field(default_factory=_default_cache_dir, description="model exports, eval indexes")
-    backend: Literal["embedded", "weaviate"] = "embedded"
-    embedding_model: Literal["all-MiniLM-L6-v2"] = "all-MiniLM-L6-v2"
-    embedding_engine: Literal["onnx", "torch"] = "onnx"
-    embedding_threads: int = Field(default=2, ge=1, le=64)
+    backend: Literal["embedded", "weaviate"] = Field(
+        default="embedded", description="embedded = a folder on disk, no server; weaviate = see [weaviate]"
+    )
+    embedding_model: Literal["all-MiniLM-L6-v2"] = Field(
+        default="all-MiniLM-L6-v2", description="the embedder"
+    )
+    embedding_engine: Literal["onnx", "torch"] = Field(
+        default="onnx", description="onnx = an ONNX export made once into cache_dir; torch = the checkpoint"
+    )
+    embedding_threads: int = Field(default=2, ge=1, le=64, description="threads of one embedding call")
     alpha: float = Field(default=0.5, ge=0.0, le=1.0, description="0 = keyword only, 1 = vector only")
-    field_boosts: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_FIELD_BOOSTS))
-    thresholds: TierThresholds = Field(default_factory=TierThresholds)
+    field_boosts: dict[str, float] = Field(
+        default_factory=lambda: dict(DEFAULT_FIELD_BOOSTS), description="keyword weight per document field"
+    )
+    thresholds: TierThresholds = Field(default_factory=TierThresholds, description="the router's tier lines")
     calibration_file: Path | None = Field(default=None, description="None = the packaged calibration")
     max_query_chars: int = Field(default=32_000, ge=16, description="longer queries are refused")
     candidates: int = Field(default=100, ge=10, description="hits per retriever before fusion")
     fusion: Literal["relative_score", "ranked"] = Field(
         default="relative_score", description="hybrid fusion: Weaviate's relativeScoreFusion or rankedFusion"
     )
-    log_level: str = "WARNING"
-
-    # -- the Weaviate backend (issue 6); used when backend = "weaviate" --
-    weaviate_url: str = Field(
-        default="http://localhost:8080",
-        validation_alias=AliasChoices("TOOL_SELECTOR_WEAVIATE_URL", "WEAVIATE_URL"),
-        description="Weaviate's HTTP address (REST)",
+    index_check_s: float = Field(
+        default=2.0,
+        ge=0,
+        le=3600,
+        description="how often a running gateway or API looks for a newer index (a sync in another process)",
     )
-    weaviate_grpc_url: str | None = Field(
-        default=None,
-        validation_alias=AliasChoices("TOOL_SELECTOR_WEAVIATE_GRPC_URL", "WEAVIATE_GRPC_URL"),
-        description="Weaviate's gRPC address; None = the HTTP host on port 50051",
-    )
-    weaviate_api_key: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("TOOL_SELECTOR_WEAVIATE_API_KEY", "WEAVIATE_API_KEY")
-    )
-    weaviate_collection: str = Field(
-        default="Tool", pattern=r"^[A-Z][A-Za-z0-9_]*$", description="collection (class) name"
-    )
-    weaviate_connect_timeout_s: float = Field(
-        default=5.0, gt=0, le=120, description="connect and health check"
-    )
-    weaviate_query_timeout_s: float = Field(default=10.0, gt=0, le=600, description="one search or read")
-    weaviate_insert_timeout_s: float = Field(default=60.0, gt=0, le=3600, description="one batch write")
-    weaviate_max_attempts: int = Field(
-        default=3, ge=1, le=10, description="tries on transient failures (unreachable, 502-504, timeouts)"
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = Field(
+        default="WARNING", description="logging to stderr"
     )
 
-    # -- write path: servers, discovery, enrichment (issue 3) --
+    # -- write path: servers, discovery, enrichment --
     servers_file: Path | None = Field(default=None, description="None = <data_dir>/servers.json")
     discovery_concurrency: int = Field(default=8, ge=1, le=64, description="servers discovered at once")
     discovery_timeout_s: float = Field(
@@ -129,32 +276,13 @@ class Settings(BaseSettings):
     enricher: Literal["auto", "offline", "claude", "none"] = Field(
         default="auto", description="auto = claude when an Anthropic API key is set, offline otherwise"
     )
-    anthropic_api_key: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("TOOL_SELECTOR_ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY")
-    )
-    anthropic_base_url: str | None = Field(
-        default=None,
-        validation_alias=AliasChoices("TOOL_SELECTOR_ANTHROPIC_BASE_URL", "ANTHROPIC_BASE_URL"),
-        description="None = https://api.anthropic.com",
-    )
-    claude_model: str = "claude-haiku-4-5"
-    claude_timeout_s: float = Field(default=60.0, gt=0, le=600)
-    claude_max_attempts: int = Field(default=4, ge=1, le=10, description="tries on 429, 5xx and timeouts")
-    claude_concurrency: int = Field(default=4, ge=1, le=32)
     profile_max_age_days: float = Field(default=7.0, gt=0, description="re-profile after this long")
 
-    # -- the MCP gateway (issue 4) --
-    gateway_max_active: int = Field(default=5, ge=1, le=100, description="upstream servers running at once")
-    gateway_idle_timeout_s: float = Field(
-        default=900.0, gt=0, description="an upstream unused this long is stopped"
-    )
-    gateway_start_timeout_s: float = Field(
-        default=30.0, gt=0, le=600, description="start + initialize + list tools, per activation"
-    )
-    gateway_call_timeout_s: float = Field(default=120.0, gt=0, le=3600, description="per proxied tool call")
-    gateway_stop_timeout_s: float = Field(
-        default=6.0, gt=0, le=60, description="how long stopping one upstream may take"
-    )
+    # -- the components, each passed whole to what it configures --
+    weaviate: WeaviateSettings = Field(default_factory=WeaviateSettings, description="the Weaviate backend")
+    claude: ClaudeSettings = Field(default_factory=ClaudeSettings, description="the Claude enricher")
+    gateway: GatewaySettings = Field(default_factory=GatewaySettings, description="the MCP gateway")
+    api: ApiSettings = Field(default_factory=ApiSettings, description="the REST API")
 
     @property
     def db_path(self) -> Path:
@@ -176,6 +304,26 @@ class Settings(BaseSettings):
     def index_dir(self) -> Path:
         return self.data_dir / "index"
 
+    @model_validator(mode="before")
+    @classmethod
+    def _fold_flat_names(cls, data: Any) -> Any:
+        """Flat keys of earlier versions (``weaviate_url=...`` as a keyword or in the TOML file) go into
+        their group; a value given both ways keeps the grouped one."""
+        if not isinstance(data, dict):
+            return data
+        names = flat_names()
+        out = {k: v for k, v in data.items() if k not in names}
+        for key, value in data.items():
+            if key in names:
+                group, field = names[key]
+                current = out.get(group)
+                merged = dict(current) if isinstance(current, dict) else {}
+                if isinstance(current, BaseModel):
+                    merged = current.model_dump()
+                merged.setdefault(field, value)
+                out[group] = merged
+        return out
+
     @model_validator(mode="after")
     def _check_boosts(self) -> Settings:
         bad = {k: v for k, v in self.field_boosts.items() if v < 0}
@@ -192,7 +340,11 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        sources: list[PydanticBaseSettingsSource] = [
+            init_settings,
+            env_settings,
+            _FlatEnvironment(settings_cls),
+        ]
         toml_path = os.environ.get("TOOL_SELECTOR_CONFIG_FILE")
         if toml_path:
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=Path(toml_path)))

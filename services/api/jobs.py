@@ -46,7 +46,8 @@ class JobRunner:
             created_by=actor,
         )
         admin.put_job(self.container.store, job)
-        future = self._pool.submit(self._run, job, work)
+        # the worker changes its own copy: the record returned stays the one stored (queued)
+        future = self._pool.submit(self._run, job.model_copy(), work)
         self._futures[job.id] = future
         future.add_done_callback(lambda _: self._futures.pop(job.id, None))
         return job

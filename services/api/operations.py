@@ -2,15 +2,13 @@
 
 Reads (resolve, search, status) run concurrently. Writes (registration, import, sync, re-profile)
 take one write lock, so two of them never interleave; a write waits for the lock up to
-``WRITE_WAIT_S`` and then fails with LockedError (409) naming what holds it.
+``api.write_wait_s`` and then fails with LockedError (409) naming what holds it.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -20,7 +18,8 @@ from pydantic import BaseModel, Field
 
 from services.api.jobs import JobRunner
 from services.shared.container import Container
-from services.shared.resolving import ResolveService
+from services.shared.indexing import index_is_current
+from services.shared.live import LiveResolver
 from services.write import importing, registry
 from services.write.sync import SyncSummary, last_sync, run_sync
 from tool_selector.catalog.admin import JobRecord
@@ -39,9 +38,6 @@ from tool_selector.models import (
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
-WRITE_WAIT_S = 30.0
-RELOAD_CHECK_S = 1.0
-ANSWER_CACHE_SIZE = 4096
 
 
 class ToolEnrichmentState(BaseModel):
@@ -98,12 +94,9 @@ class Operations:
         self.jobs = JobRunner(container)
         self._write_lock = threading.Lock()
         self._writer = ""
-        self._resolver: ResolveService | None = None
-        self._resolver_hash: str | None = None
-        self._checked_at = 0.0
-        self._resolver_lock = threading.Lock()
-        self._answers: OrderedDict[tuple[str, str, int], tuple[Resolution, Decision]] = OrderedDict()
-        self._answers_lock = threading.Lock()
+        self.live = LiveResolver(
+            container, cache_size=container.settings.api.answer_cache_size, writing=self._write_lock.locked
+        )
 
     def close(self) -> None:
         self.jobs.close()
@@ -112,7 +105,7 @@ class Operations:
 
     @contextmanager
     def _writing(self, what: str) -> Iterator[None]:
-        if not self._write_lock.acquire(timeout=WRITE_WAIT_S):
+        if not self._write_lock.acquire(timeout=self.container.settings.api.write_wait_s):
             raise LockedError(
                 f"Another write is in progress ({self._writer}).",
                 hint="Retry when it has finished; GET /api/v1/jobs/{id} shows a job's state.",
@@ -123,7 +116,7 @@ class Operations:
         finally:
             self._writer = ""
             self._write_lock.release()
-            self._checked_at = 0.0  # look for the new index at the next read
+            self.live.expire()  # look for the new index at the next read
 
     def write(self, what: str, work: Callable[[], T]) -> T:
         with self._writing(what):
@@ -155,51 +148,14 @@ class Operations:
 
     # -- reads -----------------------------------------------------------------------------------
 
-    def resolver(self) -> ResolveService:
-        """The resolver, rebuilt when the index changed (here or in another process)."""
-        now = time.monotonic()
-        if self._resolver is not None and now - self._checked_at < RELOAD_CHECK_S:
-            return self._resolver
-        with self._resolver_lock:
-            self._checked_at = now
-            current = self.container.indexed_catalog_hash()
-            if self._resolver is None or current != self._resolver_hash:
-                self.container.backend.refresh()
-                # while a write of ours runs, the catalog is ahead of the index for a moment: serve the
-                # index we have; it is current again when the write ends (and this check runs again)
-                writing = self._write_lock.locked()
-                self._resolver = ResolveService(self.container, allow_stale=writing)
-                self._resolver_hash = None if writing else current
-                with self._answers_lock:
-                    self._answers.clear()
-            return self._resolver
-
     def cached_answer(self, query: str, mode: SearchMode, limit: int) -> tuple[Resolution, Decision] | None:
-        """The answer to a query asked before against the same index, if still remembered. Answers are
-        deterministic for one index, and agents repeat queries; the cache empties when the index changes."""
-        self.resolver()  # notices a new index (at most once a second) and empties the cache
-        with self._answers_lock:
-            found = self._answers.get((query, mode, limit))
-            if found is not None:
-                self._answers.move_to_end((query, mode, limit))
-            return found
+        return self.live.cached_answer(query, mode, limit)
 
     def resolve(self, query: str, mode: SearchMode, limit: int) -> tuple[Resolution, Decision]:
-        found = self.cached_answer(query, mode, limit)
-        if found is not None:
-            return found
-        resolver = self.resolver()
-        answer = resolver.resolve_and_route(query, mode=mode, tools=limit, powers=limit)
-        with self._answers_lock:
-            if resolver is self._resolver:  # not computed against an index replaced meanwhile
-                self._answers[(query, mode, limit)] = answer
-                while len(self._answers) > ANSWER_CACHE_SIZE:
-                    self._answers.popitem(last=False)
-        return answer
+        return self.live.resolve_and_route(query, mode=mode, limit=limit)
 
     def search_tools(self, query: str, mode: SearchMode, limit: int) -> list[ToolCandidate]:
-        resolution = self.resolver().resolve(query, mode=mode, tools=limit, powers=1)
-        return resolution.tools[:limit]
+        return self.live.resolve(query, mode=mode, tools=limit, powers=1).tools[:limit]
 
     def tool(self, tool_id: str) -> ToolRecord:
         return self.container.store.get_tool(tool_id)
@@ -270,7 +226,7 @@ class Operations:
             tools_enriched=states,
             enrichers=enrichers,
             discovery=discovery,
-            index_current=self.container.index_is_current(),
+            index_current=index_is_current(self.container),
             last_sync=last_sync(self.container),
         )
 
@@ -285,7 +241,7 @@ class Operations:
         raw = store.get_meta("last_sync")
         synced = None if raw is None else SyncSummary.model_validate_json(raw)
         sync_at = self._last_sync_at(store)
-        index_current = self.container.index_is_current()
+        index_current = index_is_current(self.container)
         return Health(
             status="ok" if reachable and indexed > 0 and index_current else "degraded",
             backend=self.container.settings.backend,

@@ -38,6 +38,7 @@ from services.shared.upstream import (
 )
 from tool_selector.errors import NotFoundError, ToolSelectorError, UpstreamError
 from tool_selector.servers_config import ServerConfig
+from tool_selector.settings import GatewaySettings
 
 logger = logging.getLogger(__name__)
 
@@ -94,21 +95,13 @@ class PowerManager:
         configs: Callable[[], Mapping[str, ServerConfig]],
         *,
         environ: Mapping[str, str],
-        max_active: int,
-        idle_timeout_s: float,
-        start_timeout_s: float,
-        call_timeout_s: float,
-        stop_timeout_s: float = 6.0,
+        settings: GatewaySettings,
         on_change: ChangeCallback | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._configs = configs
         self._environ = dict(environ)
-        self.max_active = max_active
-        self.idle_timeout_s = idle_timeout_s
-        self.start_timeout_s = start_timeout_s
-        self.call_timeout_s = call_timeout_s
-        self.stop_timeout_s = stop_timeout_s
+        self.settings = settings
         self.on_change = on_change
         self._clock = clock
         self._powers: dict[str, Power] = {}
@@ -204,10 +197,10 @@ class PowerManager:
     async def _make_room(self) -> list[str]:
         running = [p for p in self._powers.values() if p.running]
         evicted: list[str] = []
-        while len(running) >= self.max_active:
+        while len(running) >= self.settings.max_active:
             victim = min(running, key=lambda p: p.last_used)
             running.remove(victim)
-            logger.info("stopping %s to make room (at most %d active)", victim.name, self.max_active)
+            logger.info("stopping %s to make room (at most %d active)", victim.name, self.settings.max_active)
             await self._stop(victim)
             evicted.append(victim.name)
             await self._changed(victim.name, "evicted")
@@ -216,7 +209,7 @@ class PowerManager:
     async def _run(self, power: Power) -> None:
         """The task that owns one upstream session from start to stop."""
         started = time.perf_counter()
-        timeout = power.config.timeout_s or self.start_timeout_s
+        timeout = power.config.timeout_s or self.settings.start_timeout_s
 
         def enter(phase: Phase) -> None:
             power.phase = phase
@@ -274,7 +267,7 @@ class PowerManager:
         if power.state in ("ready", "starting"):
             power.state = "stopping"
         power.stop.set()
-        with anyio.move_on_after(self.stop_timeout_s):
+        with anyio.move_on_after(self.settings.stop_timeout_s):
             await power.done.wait()
         if self._powers.get(power.name) is power:
             del self._powers[power.name]
@@ -287,12 +280,12 @@ class PowerManager:
                 logger.exception("the change callback failed for %s (%s)", name, reason)
 
     async def _reap_idle(self) -> None:
-        interval = max(0.05, min(30.0, self.idle_timeout_s / 4))
+        interval = max(0.05, min(30.0, self.settings.idle_timeout_s / 4))
         while True:
             await anyio.sleep(interval)
             now = self._clock()
             for power in list(self._powers.values()):
-                if power.state == "ready" and now - power.last_used > self.idle_timeout_s:
+                if power.state == "ready" and now - power.last_used > self.settings.idle_timeout_s:
                     logger.info("stopping %s: idle for %.0f s", power.name, now - power.last_used)
                     await self._stop(power)
                     await self._changed(power.name, "idle")
@@ -312,7 +305,7 @@ class PowerManager:
             )
         power.last_used = self._clock()
         power.calls += 1
-        timeout = self.call_timeout_s
+        timeout = self.settings.call_timeout_s
         try:
             return await power.upstream.session.call_tool(tool, arguments, read_timeout_seconds=timeout)
         except MCPError as exc:
@@ -337,7 +330,7 @@ class PowerManager:
         power.state = "crashed"
         self.failures[power.name] = f"{power.name} exited while it was active"
         power.stop.set()
-        with anyio.move_on_after(self.stop_timeout_s):
+        with anyio.move_on_after(self.settings.stop_timeout_s):
             await power.done.wait()
         if self._powers.get(power.name) is power:
             del self._powers[power.name]

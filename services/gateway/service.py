@@ -17,7 +17,6 @@ import hashlib
 import json
 import logging
 import re
-import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -29,7 +28,7 @@ from services.gateway.catalog_query.view import CatalogView
 from services.gateway.hints import HintTracker, Suggestion
 from services.gateway.powers import Activation, ChangeReason, Power, PowerManager
 from services.shared.container import Container
-from services.shared.resolving import ResolveService
+from services.shared.live import LiveResolver
 from tool_selector.errors import InvalidInputError, NotFoundError
 from tool_selector.models import Decision, GatewaySessionStats, ToolSummary
 from tool_selector.servers_config import ServerConfig, load_servers
@@ -38,7 +37,6 @@ logger = logging.getLogger(__name__)
 
 MAX_TOOL_NAME = 64  # what Claude's API accepts for a tool name: ^[a-zA-Z0-9_-]{1,64}$
 SUMMARY_CHARS = 240  # a power's description in a list of candidates; activate_power shows it all
-RELOAD_CHECK_S = 15.0  # how often a resolve looks for a newer index (a nightly sync)
 
 
 def namespaced(power: str, tool: str) -> str:
@@ -90,27 +88,21 @@ class GatewayService:
     ) -> None:
         self.container = container
         settings = container.settings
-        self.resolver = ResolveService(container)
-        self._index_hash = container.indexed_catalog_hash()
-        self._checked_at = time.monotonic()
+        self.live = LiveResolver(container)
+        self.live.service()  # refuses here, at start, when there is no current index
         self.hints = HintTracker(sink=self._record_session)
         self.on_tools_changed = on_tools_changed
         self._limiter = anyio.CapacityLimiter(1)
-        self._view: CatalogView | None = None
-        self._view_checked_at = 0.0
+        self._view: tuple[int, CatalogView] | None = None  # the live resolver's generation it was read at
         self.powers = PowerManager(
             configs or (lambda: load_servers(settings.servers_path).mcpServers),
             environ=environ,
-            max_active=settings.gateway_max_active,
-            idle_timeout_s=settings.gateway_idle_timeout_s,
-            start_timeout_s=settings.gateway_start_timeout_s,
-            call_timeout_s=settings.gateway_call_timeout_s,
-            stop_timeout_s=settings.gateway_stop_timeout_s,
+            settings=settings.gateway,
             on_change=self._powers_changed,
         )
 
     def _record_session(self, stats: GatewaySessionStats) -> None:
-        self.container.store.put_gateway_session(stats)  # through self: the container changes on reload
+        self.container.store.put_gateway_session(stats)
 
     async def __aenter__(self) -> GatewayService:
         await self.powers.__aenter__()
@@ -121,7 +113,7 @@ class GatewayService:
 
     async def warm_up(self) -> None:
         """Load the embedding model in a worker thread so that the first resolve is fast."""
-        await anyio.to_thread.run_sync(self.resolver.decide, "warm up", limiter=self._limiter)
+        await anyio.to_thread.run_sync(self.live.decide, "warm up", limiter=self._limiter)
 
     async def _powers_changed(self, name: str, reason: ChangeReason) -> None:
         logger.info("power %s %s", name, reason)
@@ -140,24 +132,8 @@ class GatewayService:
 
     # -- resolve_intent ------------------------------------------------------------------------------
 
-    def _fresh_resolver(self) -> ResolveService:
-        """The resolver, rebuilt when a sync has written a newer index since the last look."""
-        now = time.monotonic()
-        if now - self._checked_at < RELOAD_CHECK_S:
-            return self.resolver
-        self._checked_at = now
-        current = self.container.indexed_catalog_hash()
-        if current != self._index_hash:
-            old = self.container
-            fresh = Container(old.settings, embedder=old.embedder, calibration=old.calibration)
-            self.resolver, self.container, self._index_hash = ResolveService(fresh), fresh, current
-            old.close()
-            logger.info("the index changed; the gateway now resolves against the new one")
-        return self.resolver
-
     async def resolve_intent(self, caller: Caller, query: str) -> dict[str, Any]:
-        resolver = self._fresh_resolver()
-        decision = await anyio.to_thread.run_sync(resolver.decide, query, limiter=self._limiter)
+        decision = await anyio.to_thread.run_sync(self.live.decide, query, limiter=self._limiter)
         answer = decision_json(decision)
         suggestions: list[Suggestion] = []
         if decision.status == "activated" and decision.power is not None:
@@ -271,15 +247,13 @@ class GatewayService:
 
     # -- catalog_query -------------------------------------------------------------------------------
 
-    def _catalog_view(self) -> CatalogView:
-        now = time.monotonic()
-        if self._view is None:
-            self._view, self._view_checked_at = CatalogView.load(self.container.store), now
-        elif now - self._view_checked_at >= RELOAD_CHECK_S:
-            self._view_checked_at = now
-            if not self._view.is_current(self.container.store):
-                self._view = CatalogView.load(self.container.store)
-        return self._view
+    def _catalog_view(self) -> tuple[CatalogView, set[str]]:
+        """The catalog view read at the live resolver's current index, and the power names (in a worker
+        thread: the live resolver may look at the database)."""
+        service = self.live.service()
+        if self._view is None or self._view[0] != self.live.generation:
+            self._view = (self.live.generation, CatalogView.load(self.container.store))
+        return self._view[1], set(service.powers)
 
     async def catalog_query(self, caller: Caller, query_type: Any, filters: Any) -> dict[str, Any]:
         if not isinstance(query_type, str):
@@ -287,10 +261,11 @@ class GatewayService:
                 "'query_type' must be one of servers, tools, check_tool, profile.",
                 hint='Call it like catalog_query(query_type="tools", filters={"server": "git"}).',
             )
-        answer = self._catalog_view().query(query_type, filters)
+        view, powers = await anyio.to_thread.run_sync(self._catalog_view, limiter=self._limiter)
+        answer = view.query(query_type, filters)
         suggestions: list[Suggestion] = []
         server = answer.get("server") or (answer.get("filters") or {}).get("server")
-        if isinstance(server, str) and server in self.resolver.powers:
+        if isinstance(server, str) and server in powers:
             suggestions.append(Suggestion("activate_power", f"to use {server}", {"name": server}))
         suggestions.append(Suggestion("resolve_intent", "to let the gateway pick", {"query": "..."}))
         answer["suggested_next_actions"] = self.hints.offer(caller.session_id, suggestions)

@@ -1,4 +1,9 @@
-"""The composition root: builds the store, embedder, backend and resolver from the settings, lazily."""
+"""The composition root: the one place that builds components from the settings, each lazily and once.
+
+It owns the catalog store (one connection per thread) and its writer, the embedder, the search backend
+(with its field boosts), the calibration, the resolver and the enrichers (with their Claude client).
+Tests pass a ready component instead (``embedder=``, ``backend=``, ``calibration=``, ``enrichers=``).
+"""
 
 from __future__ import annotations
 
@@ -8,36 +13,34 @@ import weakref
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
 
+from semantic_enrichment.base import Enrichers
 from tool_selector.catalog.store import CatalogStore
+from tool_selector.catalog.writer import CatalogWriter
 from tool_selector.confidence import Calibration, load_calibration
 from tool_selector.embedding import Embedder, LazyEmbedder, MiniLMEmbedder
+from tool_selector.errors import ConfigurationError
 from tool_selector.resolve import Resolver
 from tool_selector.search.backend import SearchBackend
 from tool_selector.search.embedded import EmbeddedBackend
 from tool_selector.settings import Settings
 
-if TYPE_CHECKING:
-    from tool_selector.search.weaviate_backend import WeaviateConfig
-
 logger = logging.getLogger(__name__)
 
+ENRICHER_CHOICES = ("auto", "offline", "claude", "none")
 
-def weaviate_config(settings: Settings) -> WeaviateConfig:
-    from tool_selector.search.weaviate_backend import WeaviateConfig
 
-    key = settings.weaviate_api_key
-    return WeaviateConfig(
-        url=settings.weaviate_url,
-        grpc_url=settings.weaviate_grpc_url,
-        api_key=key.get_secret_value() if key is not None else None,
-        collection=settings.weaviate_collection,
-        connect_timeout_s=settings.weaviate_connect_timeout_s,
-        query_timeout_s=settings.weaviate_query_timeout_s,
-        insert_timeout_s=settings.weaviate_insert_timeout_s,
-        max_attempts=settings.weaviate_max_attempts,
-    )
+def enricher_kind(settings: Settings, choice: str | None = None) -> str:
+    """What ``choice`` (default: the ``enricher`` setting) comes to: offline, claude or none."""
+    wanted = choice or settings.enricher
+    if wanted not in ENRICHER_CHOICES:
+        raise ConfigurationError(
+            f"Unknown enricher {wanted!r}.",
+            hint="Use auto, offline, claude or none (TOOL_SELECTOR_ENRICHER).",
+        )
+    if wanted == "auto":
+        return "claude" if settings.claude.api_key is not None else "offline"
+    return wanted
 
 
 class Container:
@@ -48,13 +51,17 @@ class Container:
         settings: Settings,
         *,
         embedder: Embedder | None = None,
+        backend: SearchBackend | None = None,
+        calibration: Calibration | None = None,
+        enrichers: Enrichers | None = None,
         index_dir: Path | None = None,
         db_path: Path | None = None,
-        calibration: Calibration | None = None,
     ) -> None:
         self.settings = settings
         self._embedder = embedder
+        self._backend = backend
         self._calibration = calibration
+        self._enrichers_override = enrichers
         self._index_dir = index_dir or settings.index_dir
         self._db_path = db_path or settings.db_path
         self._local = threading.local()
@@ -62,6 +69,8 @@ class Container:
         # long-running server whose thread pool retires threads does not pile up connections
         self._stores: weakref.WeakSet[CatalogStore] = weakref.WeakSet()
         self._stores_lock = threading.Lock()
+        self._enrichers: dict[str, Enrichers] = {}
+        self._enrichers_lock = threading.Lock()
 
     def __enter__(self) -> Container:
         return self
@@ -70,6 +79,8 @@ class Container:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
+
+    # -- the catalog -----------------------------------------------------------------------------
 
     @property
     def store(self) -> CatalogStore:
@@ -82,6 +93,13 @@ class Container:
             with self._stores_lock:
                 self._stores.add(store)
         return store
+
+    @property
+    def writer(self) -> CatalogWriter:
+        """The only way to change servers and tools: every change is audited in its transaction."""
+        return CatalogWriter(self.store)
+
+    # -- search ----------------------------------------------------------------------------------
 
     @cached_property
     def embedder(self) -> Embedder:
@@ -96,12 +114,15 @@ class Container:
 
     @cached_property
     def backend(self) -> SearchBackend:
-        if self.settings.backend == "embedded":
+        if self._backend is not None:
+            return self._backend
+        s = self.settings
+        if s.backend == "embedded":
             return EmbeddedBackend(self._index_dir, model_id=self.embedder.model_id, dim=self.embedder.dim)
         from tool_selector.search.weaviate_backend import WeaviateBackend  # weaviate loads only when used
 
         return WeaviateBackend(
-            weaviate_config(self.settings), model_id=self.embedder.model_id, dim=self.embedder.dim
+            s.weaviate, model_id=self.embedder.model_id, dim=self.embedder.dim, field_boosts=s.field_boosts
         )
 
     @property
@@ -111,17 +132,7 @@ class Container:
         s = self.settings
         if s.backend == "embedded":
             return "index_catalog_hash"
-        return f"index_catalog_hash@weaviate:{s.weaviate_url}/{s.weaviate_collection}"
-
-    def indexed_catalog_hash(self) -> str | None:
-        """The catalog hash the configured index was last brought in line with."""
-        return self.store.get_meta(self.index_key)
-
-    def index_is_current(self) -> bool:
-        return self.indexed_catalog_hash() == self.store.catalog_hash()
-
-    def mark_index_current(self) -> None:
-        self.store.set_meta(self.index_key, self.store.catalog_hash())
+        return f"index_catalog_hash@weaviate:{s.weaviate.url}/{s.weaviate.collection}"
 
     @cached_property
     def calibration(self) -> Calibration:
@@ -143,9 +154,46 @@ class Container:
             fusion=s.fusion,
         )
 
+    # -- enrichment ------------------------------------------------------------------------------
+
+    def enrichers(self, choice: str | None = None) -> Enrichers | None:
+        """The profiler and enricher ``choice`` asks for, built once per process (one Claude client);
+        None when enrichment is switched off."""
+        if self._enrichers_override is not None:
+            return self._enrichers_override
+        kind = enricher_kind(self.settings, choice)
+        if kind == "none":
+            return None
+        with self._enrichers_lock:
+            if kind not in self._enrichers:
+                self._enrichers[kind] = self._build_enrichers(kind)
+            return self._enrichers[kind]
+
+    def _build_enrichers(self, kind: str) -> Enrichers:
+        from semantic_enrichment.offline import OfflineEnricher, OfflineProfiler
+
+        if kind == "offline":
+            return Enrichers(OfflineProfiler(), OfflineEnricher())
+        from semantic_enrichment.claude import ClaudeEnricher, ClaudeProfiler
+        from semantic_enrichment.claude_client import ClaudeClient
+
+        client = ClaudeClient.from_settings(self.settings.claude)
+        return Enrichers(
+            ClaudeProfiler(client),
+            ClaudeEnricher(client),
+            fallback_profiler=OfflineProfiler(),
+            fallback_enricher=OfflineEnricher(),
+            llm_calls=lambda: client.calls,
+            close=client.close,
+        )
+
     def close(self) -> None:
-        if "backend" in self.__dict__:
+        if "backend" in self.__dict__ and self._backend is None:
             self.backend.close()
+        with self._enrichers_lock:
+            built, self._enrichers = list(self._enrichers.values()), {}
+        for enrichers in built:
+            enrichers.close()
         with self._stores_lock:
             stores, self._stores = list(self._stores), weakref.WeakSet()
         for store in stores:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from services.shared.container import Container
+from services.shared.indexing import indexed_catalog_hash
 from tool_selector.errors import IndexMissingError
 from tool_selector.evidence import CatalogTerms
 from tool_selector.indexing import build_documents
@@ -32,7 +33,9 @@ def power_directory(container: Container) -> dict[str, PowerInfo]:
 
 class ResolveService:
     """Holds the power directory and the catalog's words (the confidence reads them), so that a
-    decision costs one resolve and no database reads. Build a new one when the index changes."""
+    decision costs one resolve and no database reads. Built for one index: a long-running process
+    holds it through ``LiveResolver`` (services/shared/live.py), which builds a new one when the
+    index changes."""
 
     def __init__(self, container: Container, *, allow_stale: bool = False) -> None:
         """``allow_stale``: serve an index older than the catalog (a write in this process is bringing
@@ -44,7 +47,7 @@ class ResolveService:
                 hint="Run `tool-selector catalog import DIR` and `tool-selector index build` first.",
             )
         store = container.store
-        indexed = container.indexed_catalog_hash()
+        indexed = indexed_catalog_hash(container)
         if not allow_stale and indexed is not None and indexed != store.catalog_hash():
             raise IndexMissingError(
                 "The search index is older than the catalog (servers or tools changed since it was built).",

@@ -18,76 +18,14 @@ from datetime import UTC, datetime, timedelta
 
 from pydantic import BaseModel, Field
 
-from semantic_enrichment.base import Enricher, Profiler
+from semantic_enrichment.base import Enrichers
 from semantic_enrichment.cache import EnrichmentCache
 from semantic_enrichment.enrichment import EnrichOutcome, enrich_server_tools, enrichment_hash_of
 from semantic_enrichment.profiling import ProfileOutcome, compute_profile_hash, needs_profile, profile_server
 from services.shared.container import Container
-from tool_selector.errors import ConfigurationError
 from tool_selector.models import ServerProfile, ServerRecord, ToolRecord
-from tool_selector.settings import Settings
 
 logger = logging.getLogger(__name__)
-
-DEFAULT_ANTHROPIC_URL = "https://api.anthropic.com"  # passed explicitly: the SDK never reads the environment
-
-
-@dataclass
-class Enrichers:
-    """The profiler and enricher a run uses, their offline fallbacks, and the LLM call counter."""
-
-    profiler: Profiler
-    enricher: Enricher
-    fallback_profiler: Profiler | None = None
-    fallback_enricher: Enricher | None = None
-    llm_calls: Callable[[], int] = field(default=lambda: 0)
-    close: Callable[[], None] = field(default=lambda: None)
-
-    @property
-    def kind(self) -> str:
-        return self.enricher.kind
-
-
-def make_enrichers(settings: Settings, *, choice: str | None = None) -> Enrichers | None:
-    """The enrichers the settings ask for; None when enrichment is switched off (``none``)."""
-    from semantic_enrichment.offline import OfflineEnricher, OfflineProfiler
-
-    wanted = choice or settings.enricher
-    if wanted == "none":
-        return None
-    if wanted == "auto":
-        wanted = "claude" if settings.anthropic_api_key is not None else "offline"
-    if wanted == "offline":
-        return Enrichers(OfflineProfiler(), OfflineEnricher())
-    if wanted != "claude":
-        raise ConfigurationError(
-            f"Unknown enricher {wanted!r}.",
-            hint="Use auto, offline, claude or none (TOOL_SELECTOR_ENRICHER).",
-        )
-    if settings.anthropic_api_key is None:
-        raise ConfigurationError(
-            "The Claude enricher needs an API key.",
-            hint="Set ANTHROPIC_API_KEY (or TOOL_SELECTOR_ANTHROPIC_API_KEY), "
-            "or TOOL_SELECTOR_ENRICHER=offline.",
-        )
-    from semantic_enrichment.claude import ClaudeEnricher, ClaudeProfiler
-    from semantic_enrichment.claude_client import ClaudeClient
-
-    client = ClaudeClient(
-        api_key=settings.anthropic_api_key.get_secret_value(),
-        base_url=settings.anthropic_base_url or DEFAULT_ANTHROPIC_URL,
-        model=settings.claude_model,
-        timeout_s=settings.claude_timeout_s,
-        max_attempts=settings.claude_max_attempts,
-    )
-    return Enrichers(
-        ClaudeProfiler(client),
-        ClaudeEnricher(client),
-        fallback_profiler=OfflineProfiler(),
-        fallback_enricher=OfflineEnricher(),
-        llm_calls=lambda: client.calls,
-        close=client.close,
-    )
 
 
 class EnrichSummary(BaseModel):

@@ -14,15 +14,12 @@ on with ``tool-selector servers enable NAME``.
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from services.shared.container import Container
 from services.write.registry import DuplicateFinder, MatchingMode, MatchScope, refresh
-from tool_selector.catalog import registry
-from tool_selector.catalog.admin import AuditRecord, write_audit
 from tool_selector.catalog.batch import ImportBatch
 from tool_selector.errors import CatalogFileError, NotFoundError
 from tool_selector.hashing import sha256_of
@@ -70,14 +67,14 @@ def _server(container: Container, spec: ServerSpec, actor: str, result: ImportRe
     try:
         existing = store.get_server(spec.name)
     except NotFoundError:
-        registry.create_server(store, spec, method=CreationMethod.IMPORTED, actor=actor)
+        container.writer.create_server(spec, method=CreationMethod.IMPORTED, actor=actor)
         _count(result, ImportItem(kind="server", id=spec.name, outcome="created"))
         return
     if (existing.description, existing.metadata) == (spec.description, spec.metadata):
         _count(result, ImportItem(kind="server", id=spec.name, outcome="matched"))
         return
-    registry.update_server(
-        store, spec.name, description=spec.description, metadata=spec.metadata, actor=actor
+    container.writer.update_server(
+        spec.name, description=spec.description, metadata=spec.metadata, actor=actor
     )
     _count(result, ImportItem(kind="server", id=spec.name, outcome="updated"))
 
@@ -100,8 +97,7 @@ def _tool(
         if (existing.content_hash, existing.annotations) == (spec.compute_hash(), spec.annotations):
             _count(result, ImportItem(kind="tool", id=spec.id, outcome="matched", matched_to=spec.id))
             return
-        registry.update_tool(
-            store,
+        container.writer.update_tool(
             spec.id,
             description=spec.description,
             input_schema=spec.input_schema,
@@ -125,7 +121,7 @@ def _tool(
         if mode == "match_only":
             _count(result, ImportItem(kind="tool", id=spec.id, outcome="skipped", reason="no match"))
             return
-    registry.create_tool(store, spec, method=CreationMethod.IMPORTED, actor=actor)
+    container.writer.create_tool(spec, method=CreationMethod.IMPORTED, actor=actor)
     _count(result, ImportItem(kind="tool", id=spec.id, outcome="created"))
 
 
@@ -160,25 +156,19 @@ def import_batch(
 ) -> ImportResult:
     """Apply a parsed batch in one transaction; raises (and stores nothing) on the first failure."""
     result = ImportResult(format=batch.format, matching_mode=mode)
-    store = container.store
     finder = DuplicateFinder(container)
     if batch.server_configs:
         servers_file = _configs(container, batch, result)
         if servers_file is not None:
             save_servers(container.settings.servers_path, servers_file)
             added = [i.id for i in result.items if i.kind == "config" and i.outcome == "created"]
-            with store.transaction() as db:
-                write_audit(
-                    db,
-                    AuditRecord(
-                        at=datetime.now(UTC),
-                        actor=actor,
-                        action="config.import",
-                        target="servers.json",
-                        after_hash=sha256_of(servers_file.model_dump(mode="json")),
-                        details={"added_switched_off": added},
-                    ),
-                )
+            container.writer.record(
+                actor,
+                "config.import",
+                "servers.json",
+                after_hash=sha256_of(servers_file.model_dump(mode="json")),
+                added_switched_off=added,
+            )
         result.note = (
             "Servers from an mcpServers config are added switched off; enable each with "
             "`tool-selector servers enable NAME`, then run `tool-selector sync`."
@@ -186,7 +176,8 @@ def import_batch(
         return result
     if mode != "force_create":
         finder.warm(batch.tools, scope)  # embed outside the transaction (see DuplicateFinder.warm)
-    with store.transaction() as db:
+    writer = container.writer
+    with writer.batch():
         for server in batch.servers:
             _server(container, server, actor, result)
         for index, tool in enumerate(batch.tools):
@@ -199,16 +190,12 @@ def import_batch(
                     hint="Add the server to the batch; nothing was stored.",
                     problems=[{"item": index, "field": "server", "message": str(exc)}],
                 ) from exc
-        write_audit(
-            db,
-            AuditRecord(
-                at=datetime.now(UTC),
-                actor=actor,
-                action="catalog.import",
-                target=f"batch:{batch.format}",
-                after_hash=store.catalog_hash(),
-                details=result.counts.model_dump(),
-            ),
+        writer.record(
+            actor,
+            "catalog.import",
+            f"batch:{batch.format}",
+            after_hash=container.store.catalog_hash(),
+            **result.counts.model_dump(),
         )
     refresh(container)
     return result

@@ -25,11 +25,11 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from services.shared.container import Container
-from services.write.enriching import enrich_catalog, make_enrichers
-from tool_selector.catalog import registry
+from services.shared.indexing import refresh_index
+from services.write.enriching import enrich_catalog
 from tool_selector.errors import NotFoundError
 from tool_selector.hashing import sha256_of
-from tool_selector.indexing import IndexSummary, index_catalog
+from tool_selector.indexing import IndexSummary
 from tool_selector.models import CreationMethod, ServerRecord, ServerSpec, ToolRecord, ToolSpec
 from tool_selector.search.text import split_identifiers
 
@@ -160,18 +160,8 @@ def find_match(
 
 def refresh(container: Container, *, force: frozenset[str] = frozenset()) -> IndexSummary:
     """Enrich what changed (the configured enricher, incremental) and bring the index up to date."""
-    settings = container.settings
-    enrichers = make_enrichers(settings)
-    try:
-        enrich_catalog(container, enrichers, force=force)
-    finally:
-        if enrichers is not None:
-            enrichers.close()
-    store = container.store
-    summary = index_catalog(store, container.backend, container.embedder)
-    if not summary.errors:
-        container.mark_index_current()
-    return summary
+    enrich_catalog(container, container.enrichers(), force=force)
+    return refresh_index(container)
 
 
 # -- servers -----------------------------------------------------------------------------------------
@@ -192,23 +182,38 @@ def register_server(
             f"No server named {spec.name!r}; matching_mode match_only never creates one.",
             hint="Use matching_mode auto to create it.",
         )
-    created = registry.create_server(store, spec, method=method, actor=actor)  # 409 when it exists
+    created = container.writer.create_server(spec, method=method, actor=actor)  # 409 when it exists
     refresh(container)  # the index is built from servers too: keep it current with the catalog
     return ServerOutcome(outcome="created", server=created)
 
 
 def require_server_named(container: Container, name: str) -> ServerRecord:
-    return registry.require_server(container.store, name)
+    try:
+        return container.store.get_server(name)
+    except NotFoundError as exc:
+        raise NotFoundError(
+            f"No server named {name!r} in the catalog.",
+            hint="Register it first (POST /api/v1/servers); `tool-selector catalog list` shows the names.",
+            name=name,
+        ) from exc
 
 
 def require_tool(container: Container, tool_id: str) -> ToolRecord:
-    return registry.require_tool(container.store, tool_id)
+    try:
+        return container.store.get_tool(tool_id)
+    except NotFoundError as exc:
+        raise NotFoundError(
+            f"No tool with id {tool_id!r} in the catalog.",
+            hint="Tool ids read 'server::tool'; GET /api/v1/tools/search?q=... finds them, "
+            "POST /api/v1/tools registers one.",
+            tool_id=tool_id,
+        ) from exc
 
 
 def patch_server(container: Container, name: str, patch: ServerPatch, *, actor: str) -> ServerRecord:
-    registry.require_server(container.store, name)
-    record, changed = registry.update_server(
-        container.store, name, description=patch.description, metadata=patch.metadata, actor=actor
+    require_server_named(container, name)
+    record, changed = container.writer.update_server(
+        name, description=patch.description, metadata=patch.metadata, actor=actor
     )
     if changed:
         refresh(container)
@@ -217,8 +222,8 @@ def patch_server(container: Container, name: str, patch: ServerPatch, *, actor: 
 
 def delete_server(container: Container, name: str, *, cascade: bool, actor: str) -> ServerDeleted:
     configured = name in _configured(container)
-    registry.require_server(container.store, name)
-    tools = registry.delete_server(container.store, name, cascade=cascade, actor=actor)
+    require_server_named(container, name)
+    tools = container.writer.delete_server(name, cascade=cascade, actor=actor)
     refresh(container)
     note = f"Deleted server {name!r} and its {len(tools)} tool(s) from the catalog and the search index."
     if configured:
@@ -248,7 +253,7 @@ def register_tool(
     actor: str,
 ) -> ToolOutcome:
     store = container.store
-    registry.require_server(store, spec.server)
+    require_server_named(container, spec.server)
     finder = DuplicateFinder(container)
     if mode != "force_create":
         match = find_match(container, spec, scope, finder)
@@ -263,14 +268,14 @@ def register_tool(
                 hint="Use matching_mode auto to create it, or match_scope catalog to look in every server.",
                 closest=closest[0] if closest else None,
             )
-    created = registry.create_tool(store, spec, method=method, actor=actor)
+    created = container.writer.create_tool(spec, method=method, actor=actor)
     refresh(container)
     return ToolOutcome(outcome="created", tool=created)
 
 
 def patch_tool(container: Container, tool_id: str, patch: ToolPatch, *, actor: str) -> ToolRecord:
-    record, changed = registry.update_tool(
-        container.store,
+    require_tool(container, tool_id)
+    record, changed = container.writer.update_tool(
         tool_id,
         description=patch.description,
         input_schema=patch.input_schema,
@@ -283,6 +288,7 @@ def patch_tool(container: Container, tool_id: str, patch: ToolPatch, *, actor: s
 
 
 def delete_tool(container: Container, tool_id: str, *, actor: str) -> ToolRecord:
-    removed = registry.delete_tool(container.store, tool_id, actor=actor)
+    require_tool(container, tool_id)
+    removed = container.writer.delete_tool(tool_id, actor=actor)
     refresh(container)
     return removed

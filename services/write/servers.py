@@ -1,4 +1,9 @@
-"""Use cases over the operator's server configuration: add, list, remove, import from another client."""
+"""Use cases over the operator's server configuration: add, list, remove, import from another client.
+
+Each change to the configuration is one audit record (through the catalog writer), like a change to
+the catalog: ``config.add``, ``config.import``, ``config.enable``/``config.disable``; removing a server
+that is also in the catalog is one ``server.delete`` record saying the configuration entry went too.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +14,9 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from services.shared.container import Container
+from services.shared.indexing import refresh_index
 from tool_selector.errors import InvalidInputError
-from tool_selector.indexing import index_catalog
+from tool_selector.hashing import sha256_of
 from tool_selector.servers_config import (
     NAME_PATTERN,
     ServerConfig,
@@ -34,7 +40,7 @@ class ServerRow(BaseModel):
 
 
 def add_server(
-    container: Container, name: str, config: ServerConfig, *, replace: bool = False
+    container: Container, name: str, config: ServerConfig, *, replace: bool = False, actor: str
 ) -> ServerConfig:
     path = container.settings.servers_path
     servers = load_servers(path)
@@ -50,9 +56,22 @@ def add_server(
             hint="Use 1-100 letters, digits, '_', '-', '.', '@', '/' or spaces, starting alphanumeric.",
             name=name,
         )
+    before = servers.mcpServers.get(name)
     servers.mcpServers[name] = config
     save_servers(path, servers)
+    container.writer.record(
+        actor,
+        "config.add",
+        f"config:{name}",
+        before_hash=None if before is None else _config_hash(before),
+        after_hash=_config_hash(config),
+        replaced=before is not None,
+    )
     return config
+
+
+def _config_hash(config: ServerConfig) -> str:
+    return sha256_of(config.model_dump(mode="json"))
 
 
 def list_servers(container: Container) -> list[ServerRow]:
@@ -89,15 +108,16 @@ def remove_server(container: Container, name: str, *, actor: str) -> RemoveSumma
     """Remove a server from the configuration, and its tools from the catalog and the index."""
     path = container.settings.servers_path
     servers = load_servers(path)
-    get_server_config(servers, name)  # NotFoundError listing the closest names
+    config = get_server_config(servers, name)  # NotFoundError listing the closest names
     del servers.mcpServers[name]
     save_servers(path, servers)
     summary = RemoveSummary(name=name)
     if name in {s.name for s in container.store.list_servers()}:
-        summary.tools_removed = container.store.delete_server(name)
-        indexed = index_catalog(container.store, container.backend, container.embedder)
-        container.mark_index_current()
-        summary.index_documents_removed = indexed.removed
+        tools = container.writer.delete_server(name, cascade=True, actor=actor, config_removed=True)
+        summary.tools_removed = len(tools)
+        summary.index_documents_removed = refresh_index(container).removed
+    else:
+        container.writer.record(actor, "config.remove", f"config:{name}", before_hash=_config_hash(config))
     return summary
 
 
@@ -107,7 +127,9 @@ class ImportServersSummary(BaseModel):
     skipped: dict[str, str] = Field(default_factory=dict, description="name -> why")
 
 
-def import_servers(container: Container, source: Path, *, replace: bool = False) -> ImportServersSummary:
+def import_servers(
+    container: Container, source: Path, *, replace: bool = False, actor: str
+) -> ImportServersSummary:
     """Copy the servers of a Claude Desktop, Claude Code or Cursor configuration into ours."""
     found = read_client_config(source)
     path = container.settings.servers_path
@@ -121,15 +143,20 @@ def import_servers(container: Container, source: Path, *, replace: bool = False)
         servers.mcpServers[name] = config
     if summary.added or summary.replaced:
         save_servers(path, servers)
+        container.writer.record(
+            actor,
+            "config.import",
+            "servers.json",
+            after_hash=sha256_of(servers.model_dump(mode="json")),
+            source=str(source),
+            added=summary.added,
+            replaced=summary.replaced,
+        )
     return summary
 
 
 def set_enabled(container: Container, name: str, enabled: bool, *, actor: str) -> bool:
     """Switch a configured server on or off; returns whether it changed. Audited."""
-    from datetime import UTC, datetime
-
-    from tool_selector.catalog.admin import AuditRecord, write_audit
-
     path = container.settings.servers_path
     servers = load_servers(path)
     config = get_server_config(servers, name)  # NotFoundError listing the closest names
@@ -137,14 +164,5 @@ def set_enabled(container: Container, name: str, enabled: bool, *, actor: str) -
         return False
     servers.mcpServers[name] = config.model_copy(update={"enabled": enabled})
     save_servers(path, servers)
-    with container.store.transaction() as db:
-        write_audit(
-            db,
-            AuditRecord(
-                at=datetime.now(UTC),
-                actor=actor,
-                action="config.enable" if enabled else "config.disable",
-                target=f"config:{name}",
-            ),
-        )
+    container.writer.record(actor, "config.enable" if enabled else "config.disable", f"config:{name}")
     return True

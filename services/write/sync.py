@@ -21,17 +21,19 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from services.shared.container import Container
+from services.shared.indexing import refresh_index
 from services.write.discovery import DiscoveredServer, discover_servers
-from services.write.enriching import enrich_catalog, make_enrichers
-from tool_selector.catalog.store import ImportSummary
+from services.write.enriching import enrich_catalog
+from tool_selector.catalog.rows import ImportSummary
 from tool_selector.errors import LockedError
-from tool_selector.indexing import IndexSummary, index_catalog
+from tool_selector.indexing import IndexSummary
 from tool_selector.models import CreationMethod, DiscoveryState, DiscoveryStatus
 from tool_selector.servers_config import load_servers
 
 logger = logging.getLogger(__name__)
 
 Progress = Callable[[str, int, int], None]
+SYNC_ACTOR = "sync"  # who the audit log names for changes the sync finds
 
 
 class SyncSummary(BaseModel):
@@ -93,10 +95,12 @@ def _apply_discovery(container: Container, found: list[DiscoveredServer], summar
     statuses: list[DiscoveryStatus] = []
     good = [d for d in found if d.ok and d.server is not None]
     if good:
-        imported: ImportSummary = store.import_catalog(
+        imported: ImportSummary = container.writer.import_catalog(
             [d.server for d in good if d.server is not None],
             [t for d in good for t in d.tools],
             creation_method=CreationMethod.DISCOVERED,
+            actor=SYNC_ACTOR,
+            source="discovery",
         )
         summary.servers_changed = imported.servers_added + imported.servers_changed
         summary.tools_added = imported.tools_added
@@ -128,7 +132,10 @@ def _remove_unconfigured(container: Container, configured: set[str], summary: Sy
     """Discovered servers that left the configuration (or were disabled) leave the catalog."""
     for server in container.store.list_servers():
         if server.creation_method == CreationMethod.DISCOVERED and server.name not in configured:
-            summary.tools_removed += container.store.delete_server(server.name)
+            removed = container.writer.delete_server(
+                server.name, cascade=True, actor=SYNC_ACTOR, reason="no longer configured or switched off"
+            )
+            summary.tools_removed += len(removed)
             summary.servers_removed += 1
     gone = [n for n in container.store.get_discovery() if n not in configured]
     if gone:
@@ -173,12 +180,12 @@ def run_sync(
         summary.seconds["discover"] = round(time.perf_counter() - phase, 3)
 
         phase = time.perf_counter()
-        enrichers = make_enrichers(settings, choice=enricher)
+        enrichers = container.enrichers(enricher)
         enriched = enrich_catalog(
             container,
             enrichers,
             progress=(lambda d, t: progress("enrich", d, t)) if progress is not None else None,
-            concurrency=settings.claude_concurrency
+            concurrency=settings.claude.concurrency
             if enrichers is not None and enrichers.kind == "claude"
             else 1,
         )
@@ -207,18 +214,11 @@ def run_sync(
 
 
 def _index(container: Container, progress: Progress | None) -> IndexSummary:
-    store = container.store
-    if container.index_is_current() and container.backend.count() > 0:
-        return IndexSummary(documents=store.counts()[1], unchanged=store.counts()[1])
-    summary = index_catalog(
-        store,
-        container.backend,
-        container.embedder,
+    return refresh_index(
+        container,
+        only_if_stale=True,
         progress=(lambda d, t: progress("embed", d, t)) if progress is not None else None,
     )
-    if not summary.errors:
-        container.mark_index_current()
-    return summary
 
 
 def last_sync(container: Container) -> SyncSummary | None:

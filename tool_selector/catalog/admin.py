@@ -87,7 +87,7 @@ def _key(row: sqlite3.Row) -> ApiKeyRecord:
 
 
 def insert_key(store: CatalogStore, record: ApiKeyRecord, key_hash: str) -> None:
-    with store.transaction() as db:
+    with store._transaction() as db:
         db.execute(
             "INSERT INTO api_keys(id, name, key_hash, role, scopes, created_at, created_by) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -114,20 +114,20 @@ def insert_key(store: CatalogStore, record: ApiKeyRecord, key_hash: str) -> None
 
 
 def key_by_hash(store: CatalogStore, key_hash: str) -> ApiKeyRecord | None:
-    row = store.db.execute("SELECT * FROM api_keys WHERE key_hash=?", (key_hash,)).fetchone()
+    row = store._db.execute("SELECT * FROM api_keys WHERE key_hash=?", (key_hash,)).fetchone()
     return None if row is None else _key(row)
 
 
 def list_keys(store: CatalogStore) -> list[ApiKeyRecord]:
-    return [_key(r) for r in store.db.execute("SELECT * FROM api_keys ORDER BY created_at")]
+    return [_key(r) for r in store._db.execute("SELECT * FROM api_keys ORDER BY created_at")]
 
 
 def count_active_keys(store: CatalogStore) -> int:
-    return int(store.db.execute("SELECT COUNT(*) FROM api_keys WHERE revoked_at IS NULL").fetchone()[0])
+    return int(store._db.execute("SELECT COUNT(*) FROM api_keys WHERE revoked_at IS NULL").fetchone()[0])
 
 
 def revoke_key(store: CatalogStore, key_id: str, actor: str) -> ApiKeyRecord:
-    with store.transaction() as db:
+    with store._transaction() as db:
         row = db.execute("SELECT * FROM api_keys WHERE id=?", (key_id,)).fetchone()
         if row is None:
             raise NotFoundError(f"No API key with id {key_id!r}.", hint="See `tool-selector keys list`.")
@@ -146,12 +146,12 @@ def revoke_key(store: CatalogStore, key_id: str, actor: str) -> ApiKeyRecord:
 def touch_key(store: CatalogStore, key_id: str, at: datetime) -> bool:
     """Record when a key was last used. Best effort and never waits: while another write holds the
     database (a long import), the update is skipped and made at a later request. True when written."""
-    db = store.db
+    db = store._db
     if db.in_transaction:
         return False
     db.execute("PRAGMA busy_timeout = 0")
     try:
-        with store.transaction():
+        with store._transaction():
             db.execute("UPDATE api_keys SET last_used_at=? WHERE id=?", (at.isoformat(), key_id))
         return True
     except sqlite3.OperationalError:  # database is locked
@@ -201,7 +201,7 @@ def read_audit(
         where.append("target = ?")
         params.append(target)
     sql = "SELECT * FROM audit" + (" WHERE " + " AND ".join(where) if where else "")
-    rows = store.db.execute(sql + " ORDER BY seq DESC LIMIT ?", (*params, limit)).fetchall()
+    rows = store._db.execute(sql + " ORDER BY seq DESC LIMIT ?", (*params, limit)).fetchall()
     out = []
     for row in rows:
         data = dict(row)
@@ -215,7 +215,7 @@ def read_audit(
 
 def put_job(store: CatalogStore, job: JobRecord) -> None:
     data = job.model_dump_json(include={"started_at", "finished_at", "result", "error"})
-    with store.transaction() as db:
+    with store._transaction() as db:
         db.execute(
             "INSERT OR REPLACE INTO jobs(id, kind, state, created_at, created_by, data) "
             "VALUES (?, ?, ?, ?, ?, ?)",
@@ -230,7 +230,7 @@ def _job(row: sqlite3.Row) -> JobRecord:
 
 
 def get_job(store: CatalogStore, job_id: str) -> JobRecord:
-    row = store.db.execute("SELECT * FROM jobs WHERE id=?", (job_id,)).fetchone()
+    row = store._db.execute("SELECT * FROM jobs WHERE id=?", (job_id,)).fetchone()
     if row is None:
         raise NotFoundError(
             f"No job with id {job_id!r}.", hint="Use the job id a POST returned; jobs are kept in catalog.db."
@@ -240,7 +240,7 @@ def get_job(store: CatalogStore, job_id: str) -> JobRecord:
 
 def interrupt_unfinished_jobs(store: CatalogStore) -> int:
     """Mark jobs left queued or running by a process that died as interrupted; returns how many."""
-    rows = store.db.execute("SELECT * FROM jobs WHERE state IN ('queued', 'running')").fetchall()
+    rows = store._db.execute("SELECT * FROM jobs WHERE state IN ('queued', 'running')").fetchall()
     for row in rows:
         job = _job(row)
         job.state = "interrupted"

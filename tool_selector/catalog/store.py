@@ -2,6 +2,11 @@
 
 Every write runs in one transaction (WAL journal), so a crash or a kill leaves either the old or the
 new state, never half of a batch. The search index can always be rebuilt from this file.
+
+The catalog package is the only code with SQL. This module reads, and writes what is derived (vectors,
+profiles, enrichments, discovery states, meta); servers and tools change only through
+``CatalogWriter`` (writer.py), which audits each change in its transaction; keys and jobs live in
+admin.py. The connection never leaves the package.
 """
 
 from __future__ import annotations
@@ -9,136 +14,28 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
-from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel
 
-from tool_selector.errors import InvalidInputError, NotFoundError, StoreError
-from tool_selector.hashing import server_hash, sha256_of
+from tool_selector.catalog.schema import ADDED_COLUMNS, SCHEMA, SCHEMA_VERSION
+from tool_selector.errors import NotFoundError, StoreError
+from tool_selector.hashing import sha256_of
 from tool_selector.models import (
-    CreationMethod,
     DiscoveryStatus,
     GatewaySessionStats,
     ServerProfile,
     ServerRecord,
-    ServerSpec,
     ToolEnrichment,
     ToolRecord,
-    ToolSpec,
 )
 
 logger = logging.getLogger(__name__)
-
-SCHEMA_VERSION = 4  # 2 profiles, enrichments, discovery; 3 gateway_sessions; 4 provenance, keys, audit, jobs
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS servers (
-    name TEXT PRIMARY KEY,
-    description TEXT NOT NULL,
-    metadata TEXT NOT NULL,
-    content_hash TEXT NOT NULL,
-    creation_method TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS tools (
-    id TEXT PRIMARY KEY,
-    server TEXT NOT NULL REFERENCES servers(name) ON DELETE CASCADE,
-    name TEXT NOT NULL,
-    description TEXT NOT NULL,
-    input_schema TEXT NOT NULL,
-    annotations TEXT NOT NULL,
-    content_hash TEXT NOT NULL,
-    creation_method TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL,
-    UNIQUE (server, name)
-);
-CREATE INDEX IF NOT EXISTS tools_by_server ON tools(server);
-CREATE TABLE IF NOT EXISTS vectors (
-    model TEXT NOT NULL,
-    text_hash TEXT NOT NULL,
-    dim INTEGER NOT NULL,
-    data BLOB NOT NULL,
-    PRIMARY KEY (model, text_hash)
-);
-CREATE TABLE IF NOT EXISTS profiles (
-    server TEXT PRIMARY KEY REFERENCES servers(name) ON DELETE CASCADE,
-    profile_hash TEXT NOT NULL,
-    data TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS enrichments (
-    tool_id TEXT PRIMARY KEY REFERENCES tools(id) ON DELETE CASCADE,
-    enrichment_hash TEXT NOT NULL,
-    data TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS discovery (
-    server TEXT PRIMARY KEY,
-    state TEXT NOT NULL,
-    data TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS gateway_sessions (
-    id TEXT PRIMARY KEY,
-    last_seen_at TEXT NOT NULL,
-    data TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS api_keys (
-    id TEXT PRIMARY KEY,
-    name TEXT NOT NULL,
-    key_hash TEXT NOT NULL UNIQUE,
-    role TEXT NOT NULL,
-    scopes TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    created_by TEXT NOT NULL,
-    revoked_at TEXT,
-    last_used_at TEXT
-);
-CREATE TABLE IF NOT EXISTS audit (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    at TEXT NOT NULL,
-    actor TEXT NOT NULL,
-    action TEXT NOT NULL,
-    target TEXT NOT NULL,
-    before_hash TEXT,
-    after_hash TEXT,
-    details TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS jobs (
-    id TEXT PRIMARY KEY,
-    kind TEXT NOT NULL,
-    state TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    created_by TEXT NOT NULL,
-    data TEXT NOT NULL
-);
-"""
-
-# columns added after version 1: (table, column, declaration); added by ALTER TABLE when missing
-_ADDED_COLUMNS = (
-    ("servers", "created_by", "TEXT NOT NULL DEFAULT ''"),
-    ("servers", "modified_by", "TEXT NOT NULL DEFAULT ''"),
-    ("tools", "created_by", "TEXT NOT NULL DEFAULT ''"),
-    ("tools", "modified_by", "TEXT NOT NULL DEFAULT ''"),
-)
-
-
-class ImportSummary(BaseModel):
-    servers_added: int = 0
-    servers_changed: int = 0
-    servers_unchanged: int = 0
-    servers_removed: int = 0
-    tools_added: int = 0
-    tools_changed: int = 0
-    tools_unchanged: int = 0
-    tools_removed: int = 0
 
 
 def _now() -> str:
@@ -161,7 +58,7 @@ class CatalogStore:
             self._db.execute("PRAGMA foreign_keys=ON")
             if self._stored_version() != SCHEMA_VERSION:
                 # only then take the write lock: opening a current file must not wait behind a writer
-                self._db.executescript(_SCHEMA)  # idempotent DDL; executescript commits on its own
+                self._db.executescript(SCHEMA)  # idempotent DDL; executescript commits on its own
                 with self._transaction():
                     self._add_columns()
                     self._check_schema_version()
@@ -188,7 +85,8 @@ class CatalogStore:
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         """BEGIN IMMEDIATE ... COMMIT; inside an open transaction it joins it (the outer one commits or
-        rolls back everything, which makes a batch of single writes all-or-nothing)."""
+        rolls back everything, which makes a batch of single writes all-or-nothing). Used by this module
+        and its siblings in the catalog package only (writer.py, admin.py): no connection leaves it."""
         if self._db.in_transaction:
             yield self._db
             return
@@ -201,15 +99,6 @@ class CatalogStore:
         else:
             self._db.execute("COMMIT")
 
-    @property
-    def db(self) -> sqlite3.Connection:
-        """The connection, for the registry and admin tables (catalog/registry.py, catalog/admin.py)."""
-        return self._db
-
-    def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
-        """One write transaction (BEGIN IMMEDIATE ... COMMIT, rolled back on any exception)."""
-        return self._transaction()
-
     def _stored_version(self) -> int | None:
         try:
             row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
@@ -218,7 +107,7 @@ class CatalogStore:
         return None if row is None else int(row["value"])
 
     def _add_columns(self) -> None:
-        for table, column, declaration in _ADDED_COLUMNS:
+        for table, column, declaration in ADDED_COLUMNS:
             present = {r["name"] for r in self._db.execute(f"PRAGMA table_info({table})")}
             if column not in present:
                 self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
@@ -237,134 +126,6 @@ class CatalogStore:
                 f"tool-selector ({SCHEMA_VERSION}).",
                 hint="Upgrade tool-selector or point TOOL_SELECTOR_DATA_DIR at another folder.",
             )
-
-    # -- writes ---------------------------------------------------------------------------------
-
-    def import_catalog(
-        self,
-        servers: Sequence[ServerSpec],
-        tools: Sequence[ToolSpec],
-        *,
-        creation_method: CreationMethod,
-        prune: bool = False,
-        actor: str = "",
-    ) -> ImportSummary:
-        """Insert or update servers and their tools in one transaction.
-
-        A server listed here gets exactly the tools given for it: its tools not listed are removed.
-        With ``prune``, servers not listed at all are removed too. Unchanged rows keep their timestamps.
-        """
-        twice = sorted(n for n, c in Counter(s.name for s in servers).items() if c > 1)
-        twice_tools = sorted(i for i, c in Counter(t.id for t in tools).items() if c > 1)
-        if twice or twice_tools:
-            raise InvalidInputError(
-                f"This import lists {'servers ' + ', '.join(map(repr, twice)) if twice else ''}"
-                f"{' and ' if twice and twice_tools else ''}"
-                f"{'tools ' + ', '.join(map(repr, twice_tools[:10])) if twice_tools else ''} more than once.",
-                hint="List each server and each tool once; nothing was stored.",
-            )
-        by_server: dict[str, list[ToolSpec]] = {s.name: [] for s in servers}
-        for tool in tools:
-            if tool.server not in by_server:
-                raise NotFoundError(
-                    f"Tool {tool.id!r} belongs to server {tool.server!r}, which is not in this import.",
-                    hint="Add the server to the servers list or fix the tool's server name.",
-                )
-            by_server[tool.server].append(tool)
-        summary = ImportSummary()
-        now = _now()
-        with self._transaction() as db:
-            for server in servers:
-                self._upsert_server(db, server, by_server[server.name], creation_method, now, summary, actor)
-            if prune:
-                listed = set(by_server)
-                for row in db.execute("SELECT name FROM servers").fetchall():
-                    if row["name"] not in listed:
-                        summary.tools_removed += self._delete_server(db, row["name"])
-                        summary.servers_removed += 1
-        return summary
-
-    def _upsert_server(
-        self,
-        db: sqlite3.Connection,
-        server: ServerSpec,
-        tools: list[ToolSpec],
-        method: CreationMethod,
-        now: str,
-        summary: ImportSummary,
-        actor: str,
-    ) -> None:
-        new_hash = server_hash(t.compute_hash() for t in tools)
-        row = db.execute(
-            "SELECT content_hash, description, metadata FROM servers WHERE name=?", (server.name,)
-        ).fetchone()
-        metadata = json.dumps(server.metadata, sort_keys=True, ensure_ascii=False)
-        if row is None:
-            db.execute(
-                "INSERT INTO servers(name, description, metadata, content_hash, creation_method, created_at, "
-                "updated_at, created_by, modified_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (server.name, server.description, metadata, new_hash, method.value, now, now, actor, actor),
-            )
-            summary.servers_added += 1
-        elif (row["content_hash"], row["description"], row["metadata"]) != (
-            new_hash,
-            server.description,
-            metadata,
-        ):
-            db.execute(
-                "UPDATE servers SET description=?, metadata=?, content_hash=?, updated_at=?, modified_by=? "
-                "WHERE name=?",
-                (server.description, metadata, new_hash, now, actor, server.name),
-            )
-            summary.servers_changed += 1
-        else:
-            summary.servers_unchanged += 1
-        existing = {
-            r["id"]: r["content_hash"]
-            for r in db.execute("SELECT id, content_hash FROM tools WHERE server=?", (server.name,))
-        }
-        seen: set[str] = set()
-        for tool in tools:
-            seen.add(tool.id)
-            values = (
-                tool.description,
-                json.dumps(tool.input_schema, sort_keys=True, ensure_ascii=False),
-                json.dumps(tool.annotations, sort_keys=True, ensure_ascii=False),
-                tool.compute_hash(),
-            )
-            if tool.id not in existing:
-                db.execute(
-                    "INSERT INTO tools(id, server, name, description, input_schema, annotations, "
-                    "content_hash, creation_method, created_at, updated_at, created_by, modified_by) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (tool.id, tool.server, tool.name, *values, method.value, now, now, actor, actor),
-                )
-                summary.tools_added += 1
-            elif existing[tool.id] != values[3]:
-                db.execute(
-                    "UPDATE tools SET description=?, input_schema=?, annotations=?, content_hash=?, "
-                    "updated_at=?, modified_by=? WHERE id=?",
-                    (*values, now, actor, tool.id),
-                )
-                summary.tools_changed += 1
-            else:
-                summary.tools_unchanged += 1
-        for gone in set(existing) - seen:
-            db.execute("DELETE FROM tools WHERE id=?", (gone,))
-            summary.tools_removed += 1
-
-    def _delete_server(self, db: sqlite3.Connection, name: str) -> int:
-        removed = db.execute("DELETE FROM tools WHERE server=?", (name,)).rowcount
-        db.execute("DELETE FROM servers WHERE name=?", (name,))
-        db.execute("DELETE FROM discovery WHERE server=?", (name,))
-        return int(removed)
-
-    def delete_server(self, name: str) -> int:
-        """Remove a server and all its tools; returns how many tools went with it."""
-        with self._transaction() as db:
-            if db.execute("SELECT 1 FROM servers WHERE name=?", (name,)).fetchone() is None:
-                raise NotFoundError(f"No server named {name!r} in the catalog.", hint="See `catalog list`.")
-            return self._delete_server(db, name)
 
     # -- reads ----------------------------------------------------------------------------------
 

@@ -21,7 +21,7 @@ the embedded backend. The cosine the confidence reads is computed here from the 
 the embedded backend computes it.
 
 Failures: unreachable, timeouts, 502-504 and gRPC UNAVAILABLE are transient and retried (with backoff,
-``weaviate_max_attempts`` tries), then raised as BackendUnavailableError naming the address; a refused
+``weaviate.max_attempts`` tries), then raised as BackendUnavailableError naming the address; a refused
 API key is a ConfigurationError; anything else (a rejected request) is a StoreError, not retried.
 """
 
@@ -32,9 +32,7 @@ import logging
 import re
 import threading
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeVar
-from urllib.parse import urlsplit
 
 import grpc  # type: ignore[import-untyped]
 import numpy as np
@@ -80,6 +78,7 @@ from tool_selector.hashing import sha256_of
 from tool_selector.models import SearchHit, ToolDocument
 from tool_selector.search.backend import SearchQuery, UpsertResult
 from tool_selector.search.text import boost_repeats, tokenize, weighted_tokens
+from tool_selector.settings import DEFAULT_FIELD_BOOSTS, WeaviateSettings
 
 logger = logging.getLogger(__name__)
 
@@ -111,51 +110,14 @@ _EXPLAIN_KEYWORD = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class WeaviateConfig:
-    """Where and how to reach Weaviate; built from the settings by the composition root."""
-
-    url: str = "http://localhost:8080"
-    grpc_url: str | None = None
-    api_key: str | None = None
-    collection: str = "Tool"
-    connect_timeout_s: float = 5.0
-    query_timeout_s: float = 10.0
-    insert_timeout_s: float = 60.0
-    max_attempts: int = 3
-
-    def endpoints(self) -> tuple[tuple[str, int, bool], tuple[str, int, bool]]:
-        """((http host, port, secure), (grpc host, port, secure)), or a ConfigurationError."""
-        http = _endpoint(self.url, "weaviate_url", 8080)
-        grpc_address = self.grpc_url or f"{'https' if http[2] else 'http'}://{http[0]}:50051"
-        return http, _endpoint(grpc_address, "weaviate_grpc_url", 50051)
-
-    @property
-    def address(self) -> str:
-        (host, port, secure), (ghost, gport, _) = self.endpoints()
-        return f"{'https' if secure else 'http'}://{host}:{port} (gRPC {ghost}:{gport})"
-
-
-def _endpoint(url: str, setting: str, default_port: int) -> tuple[str, int, bool]:
-    parts = urlsplit(url if "://" in url else f"http://{url}")
-    if parts.scheme not in ("http", "https", "grpc", "grpcs") or not parts.hostname:
-        raise ConfigurationError(
-            f"{setting} = {url!r} is not an address Weaviate can be reached at.",
-            hint="Use http://HOST:PORT (or https://), e.g. http://localhost:8080 and http://localhost:50051.",
-        )
-    try:
-        port = parts.port or (443 if parts.scheme in ("https", "grpcs") else default_port)
-    except ValueError as exc:
-        raise ConfigurationError(
-            f"{setting} = {url!r} has a bad port: {exc}.", hint="Use http://HOST:PORT with a numeric port."
-        ) from exc
-    return parts.hostname, port, parts.scheme in ("https", "grpcs")
+# the backend's configuration is the settings group itself, passed whole by the composition root
+WeaviateConfig = WeaviateSettings
 
 
 class _OneTry:
     """Stands in for weaviate-client's internal gRPC retry, which sleeps 1+2+4+8+16+32 s on UNAVAILABLE
     before giving up: a resolve would hang for a minute while Weaviate is down. Each call is tried once
-    here; this module retries transient failures itself (``weaviate_max_attempts``, short backoff)."""
+    here; this module retries transient failures itself (``weaviate.max_attempts``, short backoff)."""
 
     def __init__(self, n: float = 0) -> None:
         self.n = n
@@ -325,8 +287,6 @@ class WeaviateBackend:
         self, config: WeaviateConfig, *, model_id: str, dim: int, field_boosts: dict[str, float] | None = None
     ) -> None:
         """``field_boosts``: the configured boosts, which ``kw_all`` is built for (None = the defaults)."""
-        from tool_selector.settings import DEFAULT_FIELD_BOOSTS
-
         self.config = config
         self.model_id = model_id
         self.dim = dim
@@ -349,7 +309,9 @@ class WeaviateBackend:
             grpc_host=ghost,
             grpc_port=gport,
             grpc_secure=gsecure,
-            auth_credentials=Auth.api_key(self.config.api_key) if self.config.api_key else None,
+            auth_credentials=Auth.api_key(self.config.api_key.get_secret_value())
+            if self.config.api_key
+            else None,
             additional_config=AdditionalConfig(
                 timeout=Timeout(
                     init=self.config.connect_timeout_s,

@@ -1,0 +1,96 @@
+"""The catalog database's tables, and the columns added since version 1 (created when missing)."""
+
+from __future__ import annotations
+
+SCHEMA_VERSION = 4  # 2 profiles, enrichments, discovery; 3 gateway_sessions; 4 provenance, keys, audit, jobs
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS servers (
+    name TEXT PRIMARY KEY,
+    description TEXT NOT NULL,
+    metadata TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    creation_method TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS tools (
+    id TEXT PRIMARY KEY,
+    server TEXT NOT NULL REFERENCES servers(name) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    description TEXT NOT NULL,
+    input_schema TEXT NOT NULL,
+    annotations TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    creation_method TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    UNIQUE (server, name)
+);
+CREATE INDEX IF NOT EXISTS tools_by_server ON tools(server);
+CREATE TABLE IF NOT EXISTS vectors (
+    model TEXT NOT NULL,
+    text_hash TEXT NOT NULL,
+    dim INTEGER NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (model, text_hash)
+);
+CREATE TABLE IF NOT EXISTS profiles (
+    server TEXT PRIMARY KEY REFERENCES servers(name) ON DELETE CASCADE,
+    profile_hash TEXT NOT NULL,
+    data TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS enrichments (
+    tool_id TEXT PRIMARY KEY REFERENCES tools(id) ON DELETE CASCADE,
+    enrichment_hash TEXT NOT NULL,
+    data TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS discovery (
+    server TEXT PRIMARY KEY,
+    state TEXT NOT NULL,
+    data TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS gateway_sessions (
+    id TEXT PRIMARY KEY,
+    last_seen_at TEXT NOT NULL,
+    data TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS api_keys (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    key_hash TEXT NOT NULL UNIQUE,
+    role TEXT NOT NULL,
+    scopes TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    created_by TEXT NOT NULL,
+    revoked_at TEXT,
+    last_used_at TEXT
+);
+CREATE TABLE IF NOT EXISTS audit (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    at TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    action TEXT NOT NULL,
+    target TEXT NOT NULL,
+    before_hash TEXT,
+    after_hash TEXT,
+    details TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS jobs (
+    id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    state TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    created_by TEXT NOT NULL,
+    data TEXT NOT NULL
+);
+"""
+
+# columns added after version 1: (table, column, declaration); added by ALTER TABLE when missing
+ADDED_COLUMNS = (
+    ("servers", "created_by", "TEXT NOT NULL DEFAULT ''"),
+    ("servers", "modified_by", "TEXT NOT NULL DEFAULT ''"),
+    ("tools", "created_by", "TEXT NOT NULL DEFAULT ''"),
+    ("tools", "modified_by", "TEXT NOT NULL DEFAULT ''"),
+)

@@ -1,0 +1,329 @@
+"""The only code that changes servers and tools, whichever adapter asks (CLI, REST, MCP sync).
+
+Every mutating method takes the actor and writes its audit record in the same transaction as the
+change, so a change is never stored without its record, nor the reverse. A server's content hash is
+the hash of its tools' hashes, so changing a tool changes its server's hash and the next sync
+re-profiles that server only.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+from tool_selector.catalog.admin import AuditRecord, write_audit
+from tool_selector.catalog.rows import (
+    ImportSummary,
+    delete_server_rows,
+    dump,
+    grouped,
+    insert_server,
+    insert_tool,
+    rehash_server,
+    update_tool_row,
+)
+from tool_selector.catalog.store import CatalogStore
+from tool_selector.errors import ConflictError, InvalidInputError
+from tool_selector.hashing import server_hash, sha256_of
+from tool_selector.models import CreationMethod, ServerRecord, ServerSpec, ToolRecord, ToolSpec
+
+AUDIT_NAMES_LIMIT = 100  # server names listed in one import's audit record
+
+
+def record_hash(record: ServerRecord | ToolRecord | None) -> str | None:
+    """What the audit log stores as before/after: a hash of the record's content (not its timestamps)."""
+    if record is None:
+        return None
+    if isinstance(record, ServerRecord):
+        return sha256_of([record.name, record.description, record.metadata, record.content_hash])
+    return sha256_of([record.id, record.content_hash, record.annotations])
+
+
+def _stamp() -> tuple[datetime, str]:
+    at = datetime.now(UTC)
+    return at, at.isoformat(timespec="microseconds")
+
+
+class CatalogWriter:
+    """Writes servers, tools and their audit records through one store's connection."""
+
+    def __init__(self, store: CatalogStore) -> None:
+        self._store = store
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """One transaction around several writes: all of them are stored, or none."""
+        with self._store._transaction():
+            yield
+
+    def record(
+        self,
+        actor: str,
+        action: str,
+        target: str,
+        *,
+        before_hash: str | None = None,
+        after_hash: str | None = None,
+        **details: Any,
+    ) -> None:
+        """An audit record for a change made outside the database (the server configuration file)."""
+        with self._store._transaction() as db:
+            self._audit(db, actor, action, target, before_hash, after_hash, datetime.now(UTC), details)
+
+    # -- many servers at once --------------------------------------------------------------------
+
+    def import_catalog(
+        self,
+        servers: Sequence[ServerSpec],
+        tools: Sequence[ToolSpec],
+        *,
+        creation_method: CreationMethod,
+        actor: str,
+        source: str = "",
+        prune: bool = False,
+    ) -> ImportSummary:
+        """Insert or update servers and their tools in one transaction, with one audit record when
+        anything changed (``catalog.import``, target ``catalog:<source>``).
+
+        A server listed here gets exactly the tools given for it: its tools not listed are removed.
+        With ``prune``, servers not listed at all are removed too. Unchanged rows keep their timestamps.
+        """
+        by_server = grouped(servers, tools)
+        summary = ImportSummary()
+        names: dict[str, list[str]] = {"added": [], "changed": [], "removed": []}
+        at, now = _stamp()
+        with self._store._transaction() as db:
+            before = self._store.catalog_hash()
+            for server in servers:
+                outcome = self._upsert_server(
+                    db, server, by_server[server.name], creation_method, now, summary, actor
+                )
+                if outcome in names:
+                    names[outcome].append(server.name)
+            if prune:
+                for row in db.execute("SELECT name FROM servers").fetchall():
+                    if row["name"] not in by_server:
+                        summary.tools_removed += len(delete_server_rows(db, row["name"]))
+                        summary.servers_removed += 1
+                        names["removed"].append(row["name"])
+            if summary.changed:
+                details: dict[str, Any] = {"method": creation_method.value, **summary.model_dump()}
+                details.update({f"servers_{k}_names": v[:AUDIT_NAMES_LIMIT] for k, v in names.items() if v})
+                after = self._store.catalog_hash()
+                self._audit(db, actor, "catalog.import", f"catalog:{source}", before, after, at, details)
+        return summary
+
+    # -- one server ------------------------------------------------------------------------------
+
+    def create_server(self, spec: ServerSpec, *, method: CreationMethod, actor: str) -> ServerRecord:
+        at, now = _stamp()
+        with self._store._transaction() as db:
+            if db.execute("SELECT 1 FROM servers WHERE name=?", (spec.name,)).fetchone() is not None:
+                raise ConflictError(
+                    f"A server named {spec.name!r} already exists.",
+                    hint="Use matching_mode auto to get it back, or PATCH it.",
+                    name=spec.name,
+                )
+            insert_server(db, spec, server_hash([]), method, now, actor)
+            after = self._store.get_server(spec.name)
+            self._audit_records(
+                db, actor, "server.create", f"server:{spec.name}", None, after, at, method=method.value
+            )
+        return after
+
+    def update_server(
+        self, name: str, *, description: str | None, metadata: dict[str, Any] | None, actor: str
+    ) -> tuple[ServerRecord, bool]:
+        """Apply the given fields; returns the record and whether anything changed."""
+        at, now = _stamp()
+        with self._store._transaction() as db:
+            before = self._store.get_server(name)
+            new_description = before.description if description is None else description
+            new_metadata = before.metadata if metadata is None else metadata
+            if (new_description, new_metadata) == (before.description, before.metadata):
+                return before, False
+            db.execute(
+                "UPDATE servers SET description=?, metadata=?, updated_at=?, modified_by=? WHERE name=?",
+                (new_description, dump(new_metadata), now, actor, name),
+            )
+            after = self._store.get_server(name)
+            self._audit_records(db, actor, "server.update", f"server:{name}", before, after, at)
+        return after, True
+
+    def delete_server(self, name: str, *, cascade: bool, actor: str, **details: Any) -> list[str]:
+        """Delete a server. With tools left, ``cascade`` must be true and they are deleted with it;
+        returns the ids of the tools deleted. ``details`` go into the audit record."""
+        at, _ = _stamp()
+        with self._store._transaction() as db:
+            before = self._store.get_server(name)  # NotFoundError
+            tools = [
+                r["id"] for r in db.execute("SELECT id FROM tools WHERE server=? ORDER BY name", (name,))
+            ]
+            if tools and not cascade:
+                raise ConflictError(
+                    f"Server {name!r} still has {len(tools)} tool(s); deleting it would delete them too.",
+                    hint="Repeat with ?cascade=true to delete it with its tools, or delete the tools first.",
+                    tools=tools[:50],
+                )
+            delete_server_rows(db, name)
+            self._audit_records(
+                db, actor, "server.delete", f"server:{name}", before, None, at, tools_deleted=tools, **details
+            )
+        return tools
+
+    # -- one tool --------------------------------------------------------------------------------
+
+    def create_tool(self, spec: ToolSpec, *, method: CreationMethod, actor: str) -> ToolRecord:
+        at, now = _stamp()
+        with self._store._transaction() as db:
+            self._store.get_server(spec.server)  # NotFoundError when the server is not registered
+            if db.execute("SELECT 1 FROM tools WHERE id=?", (spec.id,)).fetchone() is not None:
+                raise ConflictError(
+                    f"Tool {spec.id!r} already exists.",
+                    hint="PATCH /api/v1/tools/{id} to change it, or pick another name.",
+                    tool_id=spec.id,
+                )
+            insert_tool(db, spec, method, now, actor)
+            rehash_server(db, spec.server, now, actor)
+            after = self._store.get_tool(spec.id)
+            self._audit_records(
+                db, actor, "tool.create", f"tool:{spec.id}", None, after, at, method=method.value
+            )
+        return after
+
+    def update_tool(
+        self,
+        tool_id: str,
+        *,
+        description: str | None,
+        input_schema: dict[str, Any] | None,
+        annotations: dict[str, Any] | None,
+        actor: str,
+    ) -> tuple[ToolRecord, bool]:
+        at, now = _stamp()
+        with self._store._transaction() as db:
+            before = self._store.get_tool(tool_id)
+            spec = ToolSpec(
+                server=before.server,
+                name=before.name,
+                description=before.description if description is None else description,
+                input_schema=before.input_schema if input_schema is None else input_schema,
+                annotations=before.annotations if annotations is None else annotations,
+            )
+            if (spec.compute_hash(), spec.annotations) == (before.content_hash, before.annotations):
+                return before, False
+            update_tool_row(db, spec, now, actor)
+            rehash_server(db, spec.server, now, actor)
+            after = self._store.get_tool(tool_id)
+            self._audit_records(db, actor, "tool.update", f"tool:{tool_id}", before, after, at)
+        return after, True
+
+    def delete_tool(self, tool_id: str, *, actor: str) -> ToolRecord:
+        at, now = _stamp()
+        with self._store._transaction() as db:
+            before = self._store.get_tool(tool_id)
+            db.execute("DELETE FROM tools WHERE id=?", (tool_id,))
+            rehash_server(db, before.server, now, actor)
+            self._audit_records(db, actor, "tool.delete", f"tool:{tool_id}", before, None, at)
+        return before
+
+    # -- rows ------------------------------------------------------------------------------------
+
+    def _upsert_server(
+        self,
+        db: sqlite3.Connection,
+        server: ServerSpec,
+        tools: list[ToolSpec],
+        method: CreationMethod,
+        now: str,
+        summary: ImportSummary,
+        actor: str,
+    ) -> str:
+        """Insert or update one server and exactly its given tools; returns added, changed or unchanged."""
+        new_hash = server_hash(t.compute_hash() for t in tools)
+        row = db.execute(
+            "SELECT content_hash, description, metadata FROM servers WHERE name=?", (server.name,)
+        ).fetchone()
+        outcome = "unchanged"
+        if row is None:
+            insert_server(db, server, new_hash, method, now, actor)
+            summary.servers_added += 1
+            outcome = "added"
+        elif (row["content_hash"], row["description"], row["metadata"]) != (
+            new_hash,
+            server.description,
+            dump(server.metadata),
+        ):
+            db.execute(
+                "UPDATE servers SET description=?, metadata=?, content_hash=?, updated_at=?, modified_by=? "
+                "WHERE name=?",
+                (server.description, dump(server.metadata), new_hash, now, actor, server.name),
+            )
+            summary.servers_changed += 1
+            outcome = "changed"
+        else:
+            summary.servers_unchanged += 1
+        existing = {
+            r["id"]: r["content_hash"]
+            for r in db.execute("SELECT id, content_hash FROM tools WHERE server=?", (server.name,))
+        }
+        for tool in tools:
+            if tool.id not in existing:
+                insert_tool(db, tool, method, now, actor)
+                summary.tools_added += 1
+            elif existing[tool.id] != tool.compute_hash():
+                update_tool_row(db, tool, now, actor)
+                summary.tools_changed += 1
+            else:
+                summary.tools_unchanged += 1
+        for gone in set(existing) - {t.id for t in tools}:
+            db.execute("DELETE FROM tools WHERE id=?", (gone,))
+            summary.tools_removed += 1
+        return outcome
+
+    # -- audit -----------------------------------------------------------------------------------
+
+    def _audit_records(
+        self,
+        db: sqlite3.Connection,
+        actor: str,
+        action: str,
+        target: str,
+        before: ServerRecord | ToolRecord | None,
+        after: ServerRecord | ToolRecord | None,
+        at: datetime,
+        **details: Any,
+    ) -> None:
+        self._audit(db, actor, action, target, record_hash(before), record_hash(after), at, details)
+
+    @staticmethod
+    def _audit(
+        db: sqlite3.Connection,
+        actor: str,
+        action: str,
+        target: str,
+        before_hash: str | None,
+        after_hash: str | None,
+        at: datetime,
+        details: dict[str, Any],
+    ) -> None:
+        if not actor:
+            raise InvalidInputError(
+                f"A catalog change ({action} {target}) was made without naming who made it.",
+                hint="Pass the actor (cli:<user>, key:<id>, sync) to the catalog writer.",
+            )
+        write_audit(
+            db,
+            AuditRecord(
+                at=at,
+                actor=actor,
+                action=action,
+                target=target,
+                before_hash=before_hash,
+                after_hash=after_hash,
+                details=details,
+            ),
+        )
