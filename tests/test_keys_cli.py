@@ -91,9 +91,9 @@ def test_revoking_an_unknown_key_exits_4_and_names_the_list_command(data_dir: Pa
 def test_an_unknown_role_exits_2_naming_the_roles_and_stores_nothing(data_dir: Path) -> None:
     result = _invoke(data_dir, "create", "x", "--role", "superuser")
     assert result.exit_code == 2 and result.stdout == ""
-    assert "error [invalid_input]: Unknown role 'superuser'" in result.stderr
+    assert "Invalid value for '--role'" in result.stderr and "'superuser' is not one of" in result.stderr
     for role in ("viewer", "contributor", "editor", "admin"):
-        assert role in result.stderr
+        assert f"'{role}'" in result.stderr
     assert _json(_invoke(data_dir, "list")) == []
 
 
@@ -102,7 +102,7 @@ def test_an_unknown_role_exits_2_naming_the_roles_and_stores_nothing(data_dir: P
     [
         ("viewer", "write", "Role 'viewer' does not include write"),
         ("editor", "admin", "Role 'editor' does not include admin"),
-        ("admin", "delete", "Unknown scope 'delete'"),
+        ("admin", "delete", "'delete' is not one of"),
     ],
 )
 def test_a_scope_outside_the_role_exits_2_and_stores_nothing(

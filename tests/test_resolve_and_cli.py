@@ -122,8 +122,8 @@ def test_every_search_mode_ranks_tools_with_match_types(cli_env: dict[str, str],
 def test_an_unknown_search_mode_exits_with_code_2(cli_env: dict[str, str]) -> None:
     result = _invoke(["resolve", GITHUB_QUERY, "--mode", "telepathic"], _env(cli_env))
     assert result.exit_code == 2
-    assert "Unknown search mode 'telepathic'" in result.stderr
-    assert "keyword, semantic or hybrid" in result.stderr
+    assert "Invalid value for '--mode'" in result.stderr and "'telepathic' is not one of" in result.stderr
+    assert all(f"'{mode}'" in result.stderr for mode in ("keyword", "semantic", "hybrid"))
 
 
 # --------------------------------------------------------------------------- refused queries

@@ -430,4 +430,5 @@ def test_index_rebuild_against_an_unreachable_weaviate_exits_with_the_address_an
 def test_an_unknown_backend_name_is_refused() -> None:
     result = invoke(["index", "rebuild", "--backend", "elastic"], {})
     assert result.exit_code == 2
-    assert "--backend embedded or weaviate" in result.stderr
+    assert "Invalid value for '--backend'" in result.stderr
+    assert all(said in result.stderr for said in ("'elastic' is not one of", "'embedded'", "'weaviate'"))

@@ -1,18 +1,14 @@
-"""The gateway's commands: ``serve``, ``stats``, ``tokens`` and ``bench-gateway`` (registered on the
-one ``tool-selector`` app by ``routes/cli.py``)."""
+"""The gateway's commands: ``serve``, ``stats``, ``tokens`` and ``bench-gateway``."""
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 from typing import Annotated
 
 import anyio
 import typer
 
-from routes.cli import _echo_json, _errors, _settings, app
-
-logger = logging.getLogger(__name__)
+from routes.cli.base import app, cli_settings, echo_json, mapped_errors
 
 
 @app.command()
@@ -32,8 +28,8 @@ def serve(
     from services.shared.container import Container
     from services.shared.resolving import ResolveService
 
-    settings = _settings()
-    with _errors():
+    with mapped_errors():
+        settings = cli_settings()
         with Container(settings) as container:
             ResolveService(container)  # refuse to start on a missing or stale index, with what to do
         if http is None:
@@ -51,10 +47,10 @@ def stats(
     """How agents used the gateway, per session: calls, errors, and hints followed or ignored."""
     from services.shared.container import Container
 
-    with _errors(), Container(_settings()) as container:
+    with mapped_errors(), Container(cli_settings()) as container:
         found = container.store.get_gateway_sessions(limit=sessions)
     if as_json:
-        _echo_json([s.model_dump(mode="json") for s in found])
+        echo_json([s.model_dump(mode="json") for s in found])
         return
     if not found:
         typer.echo("No gateway sessions recorded yet. Run `tool-selector serve` from an MCP client.")
@@ -82,12 +78,12 @@ def tokens(
     from services.shared.container import Container
     from services.shared.resolving import ResolveService
 
-    with _errors():
+    with mapped_errors():
         queries = read_queries(queries_file)  # a bad file is reported before the index is loaded
-        with Container(_settings()) as container:
+        with Container(cli_settings()) as container:
             report = account_tokens(ResolveService(container), queries)
     if as_json:
-        _echo_json(report.model_dump())
+        echo_json(report.model_dump())
         return
     typer.echo(
         f"tokenizer: {report.tokenizer}; {report.servers} servers, {report.tools} tools; all tools loaded "
@@ -117,9 +113,9 @@ def bench_gateway_command(
     from eval.bench_gateway import bench_gateway
     from services.gateway.tokens import read_queries
 
-    with _errors():
-        _echo_json(
+    with mapped_errors():
+        echo_json(
             bench_gateway(
-                _settings(), servers, read_queries(queries), power=power, calls=calls, rounds=rounds
+                cli_settings(), servers, read_queries(queries), power=power, calls=calls, rounds=rounds
             )
         )

@@ -1,0 +1,20 @@
+"""The ``tool-selector`` command line: parse, make one service call, render. Errors via routes/errors.
+
+``base`` holds the typer app, its groups and the helpers every command shares; each command module
+imports from ``base`` only and registers its commands on import. They are imported here, once, in the
+order ``tool-selector --help`` lists them.
+"""
+
+from __future__ import annotations
+
+# isort: off
+from routes.cli import resolve, sync, gateway, api, catalog, servers, keys  # noqa: F401  (registration)
+
+# isort: on
+from routes.cli.base import app
+
+__all__ = ["app", "main"]
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,54 @@
+"""The REST API's commands: ``api`` (serve it) and ``bench-api`` (load it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from routes.cli.base import app, cli_settings, echo_json, mapped_errors
+
+
+@app.command()
+def api(
+    host: Annotated[str, typer.Option(help="The address to listen on")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="The port to listen on")] = 8080,
+) -> None:
+    """Run the REST API (FastAPI on uvicorn). Docs at http://HOST:PORT/docs.
+
+    Every /api/v1 route needs a key: `tool-selector keys create NAME --role ROLE`."""
+    import uvicorn
+
+    from routes.api import build_app
+
+    with mapped_errors():
+        settings = cli_settings()
+        application = build_app(settings)
+        typer.echo(f"tool-selector API on http://{host}:{port} (docs at /docs)", err=True)
+        uvicorn.run(application, host=host, port=port, log_level=settings.log_level.lower(), access_log=False)
+
+
+@app.command("bench-api")
+def bench_api_command(
+    catalog: Annotated[Path, typer.Option(help="A catalog folder (servers.json, tools.json)")] = Path(
+        "eval/datasets/gateway-demo"
+    ),
+    queries: Annotated[Path | None, typer.Option(help="queries.jsonl (default: the catalog's own)")] = None,
+    clients: Annotated[int, typer.Option(min=1, max=256, help="Concurrent closed-loop clients")] = 16,
+    seconds: Annotated[float, typer.Option(min=1, help="How long to load the API")] = 30.0,
+) -> None:
+    """Start `tool-selector api` on a fresh copy of a catalog and load POST /api/v1/resolve; prints
+    requests/s, p50/p95/p99 latency, errors and the server's peak memory."""
+    from eval.bench_api import bench_api
+
+    with mapped_errors():
+        echo_json(
+            bench_api(
+                cli_settings(),
+                catalog=catalog,
+                queries_file=queries or catalog / "queries.jsonl",
+                clients=clients,
+                seconds=seconds,
+            )
+        )

@@ -1,0 +1,95 @@
+"""What every command module of the ``tool-selector`` command line shares: the typer app and its groups,
+the settings of a command, JSON output, the error translation (the one table in routes/errors.py),
+progress printers, and the choice types that typer checks itself.
+
+Command modules import from here only, never from one another; ``routes/cli/__init__.py`` imports
+them once, which registers their commands on these apps.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from routes.errors import mapping_for
+from tool_selector.errors import ToolSelectorError
+from tool_selector.logging_setup import configure_logging
+from tool_selector.settings import Settings, load_settings
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Find the right MCP server and tool.")
+catalog_app = typer.Typer(no_args_is_help=True, help="The catalog of servers and tools.")
+index_app = typer.Typer(no_args_is_help=True, help="The search index.")
+servers_app = typer.Typer(
+    no_args_is_help=True, help="The MCP servers tool-selector discovers (mcpServers format)."
+)
+keys_app = typer.Typer(no_args_is_help=True, help="API keys for the REST API and the HTTP gateway.")
+app.add_typer(catalog_app, name="catalog")
+app.add_typer(index_app, name="index")
+app.add_typer(servers_app, name="servers")
+app.add_typer(keys_app, name="keys")
+
+# Choices taken from the settings' own Literal fields, so the CLI cannot offer a value the settings
+# refuse (or miss one they accept); typer validates them and lists them on a wrong value.
+if TYPE_CHECKING:
+    BackendChoice = str
+    EnricherChoice = str
+else:
+    BackendChoice = Settings.model_fields["backend"].annotation
+    EnricherChoice = Settings.model_fields["enricher"].annotation
+
+
+def cli_settings(**overrides: Any) -> Settings:
+    """The settings of one command (environment, config file, ``overrides``), with logging set up."""
+    settings = load_settings(**overrides)
+    configure_logging(settings.log_level)
+    return settings
+
+
+def echo_json(value: Any) -> None:
+    typer.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+
+
+@contextmanager
+def mapped_errors() -> Iterator[None]:
+    """Turn a ToolSelectorError into its message on stderr and the exit code of routes/errors.py."""
+    try:
+        yield
+    except ToolSelectorError as exc:
+        mapping = mapping_for(exc)
+        typer.echo(f"error [{mapping.code}]: {exc}", err=True)
+        raise typer.Exit(mapping.exit_code) from exc
+
+
+def progress(label: str) -> Callable[[int, int], None] | None:
+    """A ``label: done/total`` counter on a terminal's stderr; None (no output) elsewhere."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(done: int, total: int) -> None:
+        _redraw(f"{label}: {done}/{total}", finished=done >= total)
+
+    return show
+
+
+def phase_progress() -> Callable[[str, int, int], None] | None:
+    """A bar per phase of a sync (discover, enrich, embed) on a terminal's stderr; None elsewhere."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(phase: str, done: int, total: int) -> None:
+        width = 30
+        filled = int(width * done / total) if total else width
+        _redraw(f"{phase:>8} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}", finished=done >= total)
+
+    return show
+
+
+def _redraw(line: str, *, finished: bool) -> None:
+    """Overwrite the progress line on stderr; end it once the work is done."""
+    sys.stderr.write(f"\r{line}\n" if finished else f"\r{line}")
+    sys.stderr.flush()

@@ -1,0 +1,116 @@
+"""``catalog import | list | register`` and ``index build | rebuild``: the catalog database and the
+search index made from it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+
+from routes.cli.base import (
+    BackendChoice,
+    catalog_app,
+    cli_settings,
+    echo_json,
+    index_app,
+    mapped_errors,
+    progress,
+)
+from services.write.registry import MatchingMode, MatchScope
+from tool_selector.catalog.batch import BatchFormat
+from tool_selector.settings import Settings
+
+
+@catalog_app.command("import")
+def catalog_import(
+    folder: Annotated[Path, typer.Argument(help="A folder with servers.json and tools.json")],
+    prune: Annotated[bool, typer.Option(help="Also remove servers that are not in this catalog")] = False,
+) -> None:
+    """Import a catalog folder (benchmark format) into the catalog database, all or nothing."""
+    from services.shared.auth import cli_principal
+    from services.shared.container import Container
+    from services.write.catalog import import_catalog_dir
+
+    with mapped_errors(), Container(cli_settings()) as container:
+        echo_json(
+            import_catalog_dir(container, folder, prune=prune, actor=cli_principal().actor).model_dump()
+        )
+
+
+@catalog_app.command("list")
+def catalog_list() -> None:
+    """List the servers in the catalog with their tool counts."""
+    from services.shared.container import Container
+
+    with mapped_errors(), Container(cli_settings()) as container:
+        echo_json(
+            [
+                {"name": s.name, "tools": s.tool_count, "creation_method": s.creation_method}
+                for s in container.store.list_servers()
+            ]
+        )
+
+
+@catalog_app.command("register")
+def catalog_register(
+    path: Annotated[Path, typer.Argument(help="A catalog folder or .json, a .csv, or an mcpServers .json")],
+    fmt: Annotated[
+        Literal["auto", BatchFormat], typer.Option("--format", help="auto, catalog, csv or mcpservers")
+    ] = "auto",
+    matching_mode: Annotated[MatchingMode, typer.Option(help="auto, force_create or match_only")] = "auto",
+    match_scope: Annotated[
+        MatchScope, typer.Option(help="server or catalog: where near-duplicates are looked for")
+    ] = "server",
+) -> None:
+    """Add servers and tools from a file, all or nothing, matching near-duplicates like the REST API.
+
+    Unlike `catalog import` (which mirrors a folder: tools not listed are removed), this only adds,
+    updates and matches. Prints the counts and one line per item."""
+    from services.shared.auth import cli_principal
+    from services.shared.container import Container
+    from services.write.importing import import_batch
+    from tool_selector.catalog.batch import read_batch_file
+
+    with mapped_errors(), Container(cli_settings()) as container:
+        known = {s.name for s in container.store.list_servers()}
+        batch = read_batch_file(path, fmt, known_servers=known)
+        result = import_batch(
+            container, batch, mode=matching_mode, scope=match_scope, actor=cli_principal().actor
+        )
+        echo_json(result.model_dump(mode="json"))
+
+
+@index_app.command("build")
+def index_build(
+    rebuild: Annotated[bool, typer.Option(help="Rewrite every document, not only changed ones")] = False,
+) -> None:
+    """Bring the search index in line with the catalog (only changed tools are embedded)."""
+    from services.shared.container import Container
+    from services.shared.indexing import build_index
+
+    with mapped_errors(), Container(cli_settings()) as container:
+        echo_json(build_index(container, rebuild=rebuild, progress=progress("embedding")).model_dump())
+
+
+@index_app.command("rebuild")
+def index_rebuild(
+    backend: Annotated[
+        BackendChoice | None, typer.Option(help="embedded or weaviate; default: the configured backend")
+    ] = None,
+) -> None:
+    """Empty a backend and fill it again from the catalog store (e.g. `--backend weaviate`, and back)."""
+    from services.shared.container import Container
+    from services.shared.indexing import rebuild_index
+
+    with mapped_errors():
+        settings = cli_settings(backend=backend) if backend else cli_settings()
+        with Container(settings) as container:
+            summary = rebuild_index(container, progress=progress("embedding"))
+            echo_json({"backend": settings.backend, "target": _target(settings), **summary.model_dump()})
+
+
+def _target(settings: Settings) -> str:
+    if settings.backend == "embedded":
+        return str(settings.index_dir)
+    return f"{settings.weaviate.url} collection {settings.weaviate.collection}"
