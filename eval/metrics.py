@@ -1,6 +1,10 @@
 """Metrics over predictions and gold, as pure functions; every result is a pydantic model.
 
-Scoring rules (``shared/benchmarks/README.md``):
+This module scores each prediction and aggregates groups into the report; the figures it reads live
+by concern: ranking against the gold slots in ``eval.ranking``, the routing shares in
+``eval.routing_shares``, AUROC and ECE in ``eval.reliability``.
+
+Scoring rules, for all of them (``shared/benchmarks/README.md``):
 
 - tool recall@k: per answerable query, the share of its slots with at least one id in the top k
   tools, averaged over queries. server recall@k: the same with each slot mapped to the servers of its
@@ -28,9 +32,10 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from eval.dataset import Query
+from eval.ranking import server_recall_at_k, tool_recall_at_k, tool_reciprocal_rank, top_server_fills_a_slot
+from eval.reliability import ReliabilityBin, auroc, ece, reliability_bins
+from eval.routing_shares import RoutedQuery, routing_shares, share, tier_sort_key
 
-TIER_ORDER: tuple[str, ...] = ("activated", "multiple_matches", "weak_matches", "not_found")
-CAUGHT_TIERS: frozenset[str] = frozenset({"not_found", "weak_matches"})
 ANSWERABLE_LEVELS: tuple[int, ...] = (1, 2, 3, 4)
 ANSWERABLE_LEVELS_GROUP = "L1-4"
 ALL_GROUP = "all"
@@ -75,153 +80,7 @@ class Prediction(BaseModel):
         return [t.id for t in self.tools]
 
 
-# --------------------------------------------------------------------------- per query
-
-
-def server_of(tool_id: str) -> str:
-    """The server part of ``"server::tool"``; server names may contain single colons."""
-    return tool_id.rsplit("::", 1)[0]
-
-
-def slot_servers(slot: Sequence[str]) -> set[str]:
-    """The servers that fill a slot: the server of each of its interchangeable tool ids."""
-    return {server_of(tool_id) for tool_id in slot}
-
-
-def _check(gold_tool_groups: Sequence[Sequence[str]], k: int | None = None) -> None:
-    if not gold_tool_groups:
-        raise ValueError("recall is undefined for a query with no gold slots (an unanswerable query)")
-    if k is not None and k < 1:
-        raise ValueError(f"k must be at least 1, got {k}")
-
-
-def tool_recall_at_k(gold_tool_groups: Sequence[Sequence[str]], tools: Sequence[str], k: int) -> float:
-    """Share of slots with at least one of their ids among the first ``k`` predicted tools."""
-    _check(gold_tool_groups, k)
-    top = set(tools[:k])
-    filled = sum(1 for slot in gold_tool_groups if top.intersection(slot))
-    return filled / len(gold_tool_groups)
-
-
-def server_recall_at_k(gold_tool_groups: Sequence[Sequence[str]], servers: Sequence[str], k: int) -> float:
-    """Share of slots whose servers (see :func:`slot_servers`) meet the first ``k`` predicted servers."""
-    _check(gold_tool_groups, k)
-    top = set(servers[:k])
-    filled = sum(1 for slot in gold_tool_groups if top & slot_servers(slot))
-    return filled / len(gold_tool_groups)
-
-
-def tool_reciprocal_rank(gold_tool_groups: Sequence[Sequence[str]], tools: Sequence[str]) -> float:
-    """``1 / rank`` of the first predicted tool that fills any slot; 0 when none does."""
-    _check(gold_tool_groups)
-    gold = {tool_id for slot in gold_tool_groups for tool_id in slot}
-    for rank, tool_id in enumerate(tools, start=1):
-        if tool_id in gold:
-            return 1.0 / rank
-    return 0.0
-
-
-def top_server_fills_a_slot(gold_tool_groups: Sequence[Sequence[str]], servers: Sequence[str]) -> bool:
-    """True when the first predicted server is a server of some slot."""
-    return bool(gold_tool_groups) and server_recall_at_k(gold_tool_groups, servers, 1) > 0.0
-
-
-# --------------------------------------------------------------------------- aggregates
-
-
-def auroc(positives: Sequence[float], negatives: Sequence[float]) -> float | None:
-    """Area under the ROC curve (Mann-Whitney U / (n_pos * n_neg)); a tied pair counts 0.5.
-
-    None when either class is empty.
-    """
-    if not positives or not negatives:
-        return None
-    labelled = sorted([(v, 1) for v in positives] + [(v, 0) for v in negatives], key=lambda p: p[0])
-    rank_sum_pos = 0.0
-    i = 0
-    while i < len(labelled):
-        j = i
-        while j + 1 < len(labelled) and labelled[j + 1][0] == labelled[i][0]:
-            j += 1
-        average_rank = (i + j) / 2.0 + 1.0  # ranks are 1-based; ties share their average rank
-        rank_sum_pos += average_rank * sum(label for _, label in labelled[i : j + 1])
-        i = j + 1
-    n_pos, n_neg = len(positives), len(negatives)
-    u = rank_sum_pos - n_pos * (n_pos + 1) / 2.0
-    return u / (n_pos * n_neg)
-
-
-class RoutedQuery(BaseModel):
-    """What the routing figures read of one query: is it answerable, is its top server right, where
-    did it come from (``gold-removed`` ...) and which tier it got."""
-
-    answerable: bool
-    right: bool
-    origin: str | None
-    tier: str
-
-
-class RoutingShares(BaseModel):
-    """The routing figures of a group (see the module docstring); None where a denominator is empty."""
-
-    activated_count: int
-    answerable_activated: float | None
-    activated_precision: float | None
-    answerable_not_found: float | None
-    gold_removed_activated: float | None
-    unanswerable_caught: float | None
-
-
-def routing_shares(queries: Sequence[RoutedQuery]) -> RoutingShares:
-    """The shares the routing targets are stated in, for one group of routed queries."""
-    answerable = [q for q in queries if q.answerable]
-    unanswerable = [q for q in queries if not q.answerable]
-    activated = [q for q in answerable if q.tier == "activated"]
-    removed = [q for q in unanswerable if q.origin == "gold-removed"]
-    return RoutingShares(
-        activated_count=len(activated),
-        answerable_activated=_share(len(activated), len(answerable)),
-        activated_precision=_share(sum(1 for q in activated if q.right), len(activated)),
-        answerable_not_found=_share(sum(1 for q in answerable if q.tier == "not_found"), len(answerable)),
-        gold_removed_activated=_share(sum(1 for q in removed if q.tier == "activated"), len(removed)),
-        unanswerable_caught=_share(sum(1 for q in unanswerable if q.tier in CAUGHT_TIERS), len(unanswerable)),
-    )
-
-
-class ReliabilityBin(BaseModel):
-    """One bin of a reliability diagram: its lower edge, the mean confidence in it, the share of its
-    queries whose top power was right, and how many queries it holds."""
-
-    lower: float
-    confidence: float
-    right: float
-    count: int
-
-
-def reliability_bins(
-    confidences: Sequence[float], outcomes: Sequence[bool], bins: int = 10
-) -> list[tuple[float, float, float, int]]:
-    """Per non-empty bin of equal width (tenths by default; a confidence of exactly 1 falls in the last):
-    (lower edge, mean confidence, share right, count)."""
-    if len(confidences) != len(outcomes):
-        raise ValueError("one outcome per confidence")
-    cells: dict[int, list[float]] = {}
-    for c, right in zip(confidences, outcomes, strict=True):
-        cell = cells.setdefault(min(int(c * bins), bins - 1), [0.0, 0.0, 0.0])
-        cell[0] += 1
-        cell[1] += c
-        cell[2] += float(right)
-    return [(b / bins, c / n, r / n, int(n)) for b, (n, c, r) in sorted(cells.items())]
-
-
-def calibration_error(confidences: Sequence[float], outcomes: Sequence[bool], bins: int = 10) -> float:
-    """Expected calibration error (ECE): the mean over bins (see :func:`reliability_bins`), weighted by
-    each bin's share of the queries, of |the bin's mean confidence - how often it was right|. 0 for none."""
-    return _ece(reliability_bins(confidences, outcomes, bins), len(confidences))
-
-
-def _ece(cells: Sequence[tuple[float, float, float, int]], total: int) -> float:
-    return sum(n / total * abs(c - r) for _, c, r, n in cells)
+# --------------------------------------------------------------------------- scoring
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:
@@ -241,17 +100,8 @@ def percentile(values: Sequence[float], q: float) -> float | None:
     return ordered[lower] + (ordered[upper] - ordered[lower]) * (position - lower)
 
 
-def _share(hits: int, total: int) -> float | None:
-    return hits / total if total else None
-
-
 def _mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
-
-
-def tier_sort_key(tier: str) -> tuple[int, str]:
-    """Canonical tiers first, in routing order, then any other name alphabetically."""
-    return (TIER_ORDER.index(tier), "") if tier in TIER_ORDER else (len(TIER_ORDER), tier)
 
 
 def _ordered_counts(counter: Counter[str]) -> dict[str, int]:
@@ -383,7 +233,7 @@ def group_metrics(name: str, scores: Sequence[QueryScore]) -> GroupMetrics:
         confusion = {
             expected: _ordered_counts(pairs[expected]) for expected in sorted(pairs, key=tier_sort_key)
         }
-        top3 = _share(sum(1 for s in answerable if s.top3_server_hit), len(answerable))
+        top3 = share(sum(1 for s in answerable if s.top3_server_hit), len(answerable))
 
     latencies = [s.latency_ms for s in scores]
     return GroupMetrics(
@@ -402,7 +252,7 @@ def group_metrics(name: str, scores: Sequence[QueryScore]) -> GroupMetrics:
         tiers_unanswerable=_ordered_counts(Counter(s.tier for s in unanswerable)),
         **routed.model_dump(),
         confidence_auroc=auroc([s.confidence for s in answerable], [s.confidence for s in unanswerable]),
-        ece=_ece(cells, len(scores)) if scores else None,
+        ece=ece(cells, len(scores)) if scores else None,
         reliability=[ReliabilityBin(lower=lo, confidence=c, right=r, count=n) for lo, c, r, n in cells],
         latency_p50_ms=percentile(latencies, 50.0),
         latency_p95_ms=percentile(latencies, 95.0),

@@ -6,7 +6,8 @@ import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from eval.metrics import TIER_ORDER, EvalReport, GroupMetrics, tier_sort_key
+from eval.metrics import EvalReport, GroupMetrics
+from eval.routing_shares import TIER_ORDER, tier_sort_key
 
 _MISSING = "-"
 

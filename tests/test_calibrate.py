@@ -15,7 +15,9 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from eval.calibrate import Example, dataset_weights, fit_heads, grouped_folds, tier_figures
+from eval.calibrate import tier_figures
+from eval.calibrate_evidence import Example
+from eval.calibrate_fit import dataset_weights, fit_heads, grouped_folds
 from routes.cli import app
 from tool_selector.confidence import load_calibration
 from tool_selector.errors import CalibrationError

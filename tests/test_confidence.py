@@ -15,7 +15,7 @@ import pytest
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.isotonic import IsotonicRegression
 
-from eval.calibrate import BOOSTING, export_ensemble
+from eval.calibrate_fit import BOOSTING, export_ensemble
 from services.shared.container import Container
 from tool_selector.confidence import Calibration, Head, Isotonic, Tree, TreeEnsemble, load_calibration
 from tool_selector.errors import CalibrationError

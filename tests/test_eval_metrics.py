@@ -6,20 +6,9 @@ from collections.abc import Sequence
 import pytest
 
 from eval.dataset import Query
-from eval.metrics import (
-    EvalReport,
-    Prediction,
-    auroc,
-    calibration_error,
-    evaluate,
-    percentile,
-    reliability_bins,
-    server_of,
-    server_recall_at_k,
-    slot_servers,
-    tool_recall_at_k,
-    tool_reciprocal_rank,
-)
+from eval.metrics import EvalReport, Prediction, evaluate, percentile
+from eval.ranking import server_of, server_recall_at_k, slot_servers, tool_recall_at_k, tool_reciprocal_rank
+from eval.reliability import auroc, calibration_error, reliability_bins
 from eval.report import format_console, format_markdown
 
 OCTAGON = "Octagon: MCP for Market Data"

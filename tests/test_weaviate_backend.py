@@ -29,13 +29,8 @@ from services.write.catalog import import_catalog_dir
 from tool_selector.embedding import MiniLMEmbedder
 from tool_selector.errors import BackendUnavailableError, ConfigurationError, IndexMissingError, StoreError
 from tool_selector.search.text import weighted_tokens
-from tool_selector.search.weaviate_backend import (
-    WeaviateBackend,
-    WeaviateConfig,
-    explained_keyword_score,
-    object_uuid,
-    query_properties,
-)
+from tool_selector.search.weaviate_backend import WeaviateBackend, WeaviateConfig, object_uuid
+from tool_selector.search.weaviate_objects import explained_keyword_score, query_properties
 from tool_selector.settings import DEFAULT_FIELD_BOOSTS, Settings
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,44 +1,24 @@
 """The Weaviate search backend (weaviate-client v4, collections API). The only module importing weaviate.
 
-One collection (``Tool`` by default) holds one object per tool, with a deterministic UUID made from the
-tool id and the vector our own embedder made (no server-side vectorizer). Each object carries:
-
-- the design's readable properties: ``tool_id``, ``name``, ``description``, ``enhanced_description``,
-  ``mcp_server_name``, ``action_entities``, ``semantic_keywords``, ``server_domain``, ``use_cases``,
-  ``tags`` (plus ``server_description``, ``parameter_names`` and ``text_hash``), for people and filters;
-- keyword properties, stored with whitespace tokenization and holding text as our own tokenizer sees
-  it (identifiers split, stopwords dropped, Snowball-stemmed; Weaviate's word tokenizer neither stems
-  nor splits ``camelCase``): one per searchable field, ``kw_<field>``, and ``kw_all``, every field's
-  tokens repeated by the configured boosts, which is exactly the document the embedded backend's BM25
-  scores (``weighted_tokens``), with ``kw_boosts`` naming the boosts it was built for.
-
-A query is one hybrid search: the query's tokens, our query vector, ``alpha`` and the configured
-fusion. With the configured ``field_boosts`` it searches ``kw_all``: the same BM25 over the same tokens
-as the embedded backend, so both rank, and therefore tier, alike. With other boosts (or a collection
-filled under other boosts) it searches the ``kw_<field>`` properties boosted through
-``query_properties`` (``kw_name^3``...): Weaviate's BM25F, which ranks close to but not exactly like
-the embedded backend. The cosine the confidence reads is computed here from the returned vectors, as
-the embedded backend computes it.
-
-Failures: unreachable, timeouts, 502-504 and gRPC UNAVAILABLE are transient and retried (with backoff,
-``weaviate.max_attempts`` tries), then raised as BackendUnavailableError naming the address; a refused
-API key is a ConfigurationError; anything else (a rejected request) is a StoreError, not retried.
+The collection's layout (its properties, the objects, the keyword properties a query searches) is
+described and built in ``weaviate_objects``; how a call is retried and its failures translated (a
+transient one retried ``weaviate.max_attempts`` times) in ``weaviate_retry``. This module speaks to
+the SDK: it connects, creates and checks the collection, writes, reads and searches, and says which
+of the SDK's errors are which.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import re
 import threading
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import grpc  # type: ignore[import-untyped]
 import numpy as np
 import weaviate
 import weaviate.connect.v4 as weaviate_connection
-from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
 from weaviate.classes.config import (
     Configure,
     DataType,
@@ -66,124 +46,49 @@ from weaviate.exceptions import (
 )
 from weaviate.util import generate_uuid5
 
-from tool_selector.errors import (
-    BackendUnavailableError,
-    ConfigurationError,
-    IndexMissingError,
-    InvalidInputError,
-    StoreError,
-    ToolSelectorError,
-)
-from tool_selector.hashing import sha256_of
+from tool_selector.errors import IndexMissingError, InvalidInputError, StoreError
 from tool_selector.models import SearchHit, ToolDocument
 from tool_selector.search.backend import SearchQuery, UpsertResult
-from tool_selector.search.text import boost_repeats, tokenize, weighted_tokens
+from tool_selector.search.weaviate_objects import (
+    PROPERTIES,
+    SCHEMA_VERSION,
+    UUID_NAMESPACE,
+    boosts_key,
+    keyword_search,
+    object_properties,
+    search_hit,
+)
+from tool_selector.search.weaviate_retry import OneTry, SdkErrors, run_with_retries
 from tool_selector.settings import DEFAULT_FIELD_BOOSTS, WeaviateSettings
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = "ts-weaviate-v1"
-UUID_NAMESPACE = "tool-selector"  # generate_uuid5(tool_id, namespace): the same tool, the same object
-TEXT_FIELDS = ("name", "description", "enhanced_description", "server_domain", "server_description")
-ARRAY_FIELDS = ("action_entities", "semantic_keywords", "use_cases", "tags", "parameter_names")
-# document field -> readable property; the search document's ``name``/``server_name`` fields hold split
-# identifiers, so the readable ``name``/``mcp_server_name`` take the raw names from the document itself
-KEYWORD_FIELDS = (
-    "name",
-    "server_name",
-    "description",
-    "parameter_names",
-    "server_description",
-    "tags",
-    "action_entities",
-    "enhanced_description",
-    "semantic_keywords",
-    "use_cases",
-    "server_domain",
-)
 BATCH_SIZE = 200
 DELETE_CHUNK = 1000
-_EXPLAIN_KEYWORD = re.compile(
-    r"Result Set keyword[^)]*\)\s*Document\s*\S+?:?\s*(?:original score\s*([-+0-9.eE]+)|contributed)"
-)
-
 
 # the backend's configuration is the settings group itself, passed whole by the composition root
 WeaviateConfig = WeaviateSettings
 
-
-class _OneTry:
-    """Stands in for weaviate-client's internal gRPC retry, which sleeps 1+2+4+8+16+32 s on UNAVAILABLE
-    before giving up: a resolve would hang for a minute while Weaviate is down. Each call is tried once
-    here; this module retries transient failures itself (``weaviate.max_attempts``, short backoff)."""
-
-    def __init__(self, n: float = 0) -> None:
-        self.n = n
-
-    def with_exponential_backoff(
-        self, count: int, error: str, f: Callable[..., T], *args: Any, **kwargs: Any
-    ) -> T:
-        return f(*args, **kwargs)
-
-    async def awith_exponential_backoff(
-        self, count: int, error: str, f: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any
-    ) -> T:
-        return await f(*args, **kwargs)
-
-
 # a private name (the client is pinned to 4.23.x in pyproject.toml; a test checks it is still there)
-weaviate_connection._Retry = _OneTry  # type: ignore[attr-defined,assignment]
-
-TRANSIENT_CODES = ("UNAVAILABLE", "DEADLINE_EXCEEDED", "RESOURCE_EXHAUSTED")
+weaviate_connection._Retry = OneTry  # type: ignore[attr-defined,assignment]
 
 
-def _rpc_code(exc: BaseException) -> str | None:
-    """The gRPC status behind an SDK error (the SDK keeps only the details text in its message)."""
-    seen: BaseException | None = exc
-    for _ in range(5):
-        if seen is None:
-            return None
-        if isinstance(seen, grpc.RpcError) and hasattr(seen, "code"):
-            return str(seen.code().name)
-        seen = seen.__cause__ or seen.__context__
-    return None
-
-
-def _transient(exc: BaseException) -> bool:
-    """Unreachable, timed out, overloaded: worth another try. A rejected request is not."""
-    if isinstance(exc, WeaviateClosedClientError):
-        return False
-    if isinstance(exc, WeaviateConnectionError | WeaviateStartUpError | WeaviateTimeoutError):
-        return True
-    if isinstance(exc, WeaviateGRPCUnavailableError):
-        return True
-    if isinstance(exc, UnexpectedStatusCodeError):
-        return exc.status_code in (502, 503, 504)
-    code = _rpc_code(exc)
-    if code is not None:
-        return code in TRANSIENT_CODES
-    if isinstance(exc, WeaviateQueryError | WeaviateInsertManyAllFailedError):
-        return any(m in str(exc) for m in (*TRANSIENT_CODES, "Deadline Exceeded", "failed to connect"))
-    return isinstance(exc, ConnectionError | TimeoutError)
-
-
-def _refused_key(exc: BaseException) -> bool:
-    if isinstance(exc, AuthenticationFailedError | InsufficientPermissionsError):
-        return True
-    if isinstance(exc, UnexpectedStatusCodeError):
-        return exc.status_code in (401, 403)
-    if _rpc_code(exc) in ("UNAUTHENTICATED", "PERMISSION_DENIED"):
-        return True
-    text = str(exc)
-    return "UNAUTHENTICATED" in text or "PERMISSION_DENIED" in text
-
-
-def keyword_text(value: str | list[str]) -> str:
-    """A field's text as our tokenizer sees it, for a whitespace-tokenized keyword property."""
-    text = value if isinstance(value, str) else " . ".join(value)
-    return " ".join(tokenize(text))
+# which of the SDK's errors are which (what each kind means is weaviate_retry's)
+SDK_ERRORS = SdkErrors(
+    closed=(WeaviateClosedClientError,),
+    unreachable=(
+        WeaviateConnectionError,
+        WeaviateStartUpError,
+        WeaviateTimeoutError,
+        WeaviateGRPCUnavailableError,
+    ),
+    with_status=(UnexpectedStatusCodeError,),
+    with_message=(WeaviateQueryError, WeaviateInsertManyAllFailedError),
+    refused=(AuthenticationFailedError, InsufficientPermissionsError),
+    rejected=(WeaviateBaseError, grpc.RpcError),
+)
 
 
 def object_uuid(tool_id: str) -> str:
@@ -191,92 +96,17 @@ def object_uuid(tool_id: str) -> str:
 
 
 def _properties() -> list[Property]:
-    readable = [
+    return [
         Property(
-            name="tool_id", data_type=DataType.TEXT, tokenization=Tokenization.FIELD, index_searchable=False
-        ),
-        Property(
-            name="mcp_server_name",
-            data_type=DataType.TEXT,
-            tokenization=Tokenization.FIELD,
-            index_searchable=False,
-        ),
-        Property(name="text_hash", data_type=DataType.TEXT, index_searchable=False, index_filterable=False),
-    ]
-    readable += [
-        Property(name=f, data_type=DataType.TEXT, tokenization=Tokenization.WORD) for f in TEXT_FIELDS
-    ]
-    readable += [
-        Property(name=f, data_type=DataType.TEXT_ARRAY, tokenization=Tokenization.WORD) for f in ARRAY_FIELDS
-    ]
-    keyword = [
-        Property(
-            name=f"kw_{f}",
-            data_type=DataType.TEXT,
-            tokenization=Tokenization.WHITESPACE,
-            index_filterable=False,
-            description=f"{f} as tool-selector's tokenizer sees it (split, stemmed)",
+            name=p.name,
+            data_type=DataType(p.data_type),
+            tokenization=None if p.tokenization is None else Tokenization(p.tokenization),
+            index_searchable=p.searchable,
+            index_filterable=p.filterable,
+            description=p.description,
         )
-        for f in KEYWORD_FIELDS
+        for p in PROPERTIES
     ]
-    combined = [
-        Property(
-            name="kw_all",
-            data_type=DataType.TEXT,
-            tokenization=Tokenization.WHITESPACE,
-            index_filterable=False,
-        ),
-        Property(name="kw_boosts", data_type=DataType.TEXT, index_searchable=False, index_filterable=False),
-    ]
-    return readable + keyword + combined
-
-
-def boosts_key(boosts: dict[str, float]) -> str:
-    return sha256_of(sorted((k, round(2 * v)) for k, v in boosts.items() if round(2 * v) > 0))[:16]
-
-
-def object_properties(doc: ToolDocument, boosts: dict[str, float]) -> dict[str, Any]:
-    """The Weaviate object of one search document (vector apart); ``kw_all`` is built for ``boosts``."""
-    props: dict[str, Any] = {"tool_id": doc.id, "mcp_server_name": doc.server, "text_hash": doc.text_hash}
-    for field in TEXT_FIELDS:
-        value = doc.fields.get(field, "")
-        props[field] = value if isinstance(value, str) else " . ".join(value)
-    for field in ARRAY_FIELDS:
-        value = doc.fields.get(field, [])
-        props[field] = [value] if isinstance(value, str) else list(value)
-    props["name"] = doc.name
-    for field in KEYWORD_FIELDS:
-        props[f"kw_{field}"] = keyword_text(doc.fields.get(field, ""))
-    props["kw_all"] = " ".join(weighted_tokens(doc.fields, boosts))
-    props["kw_boosts"] = boosts_key(boosts)
-    return props
-
-
-def query_properties(boosts: dict[str, float]) -> list[str]:
-    """``kw_name^3``... for every searchable field whose boost is worth at least one copy.
-
-    Weaviate before 1.3x parsed a boost with Atoi and silently scored ``name^1.5`` at 0, so boosts are
-    sent as integers: round(2 x boost), the same weights the embedded backend gives each field (it
-    repeats a field's tokens that many times)."""
-    unknown = sorted(set(boosts) - set(KEYWORD_FIELDS))
-    if unknown:
-        raise InvalidInputError(
-            f"No searchable field named {', '.join(unknown)} in the Weaviate collection.",
-            hint=f"field_boosts may name: {', '.join(KEYWORD_FIELDS)}.",
-        )
-    weights = {f: round(2 * boosts.get(f, 0.0)) for f in KEYWORD_FIELDS}
-    return [f"kw_{f}^{weights[f]}" for f in KEYWORD_FIELDS if weights[f] > 0]
-
-
-def explained_keyword_score(explain: str | None) -> float:
-    """The BM25 score Weaviate reports for a hit's keyword part (0 when it was no keyword hit).
-    Ranked fusion reports only a contribution, not the score: such a hit counts as 1.0."""
-    if not explain:
-        return 0.0
-    found = _EXPLAIN_KEYWORD.search(explain)
-    if found is None:
-        return 0.0
-    return float(found.group(1)) if found.group(1) else 1.0
 
 
 class WeaviateBackend:
@@ -364,7 +194,7 @@ class WeaviateBackend:
     def _check(self, collection: Collection[Any, Any], description: str) -> None:
         config = collection.config.get()
         have = {p.name for p in config.properties}
-        missing = sorted({p.name for p in _properties()} - have)
+        missing = sorted({p.name for p in PROPERTIES} - have)
         if missing or (config.description or "") != description:
             raise IndexMissingError(
                 f"The Weaviate collection {self.config.collection} at {self.address} was not made by "
@@ -386,48 +216,14 @@ class WeaviateBackend:
         return self._run(what, lambda: action(self._open()))
 
     def _run(self, what: str, action: Callable[[], T]) -> T:
-        def attempt() -> T:
-            try:
-                return action()
-            except BaseException as exc:
-                if _transient(exc):
-                    self._reset()
-                raise
-
-        retrying = Retrying(
-            stop=stop_after_attempt(self.config.max_attempts),
-            wait=wait_exponential(multiplier=0.2, max=2.0),
-            retry=retry_if_exception(_transient),
-            reraise=True,
+        return run_with_retries(
+            what,
+            action,
+            address=self.address,
+            max_attempts=self.config.max_attempts,
+            errors=SDK_ERRORS,
+            on_transient=self._reset,
         )
-        try:
-            return retrying(attempt)
-        except ToolSelectorError:
-            raise
-        except BaseException as exc:
-            if isinstance(exc, KeyboardInterrupt | SystemExit):
-                raise
-            if _refused_key(exc):
-                raise ConfigurationError(
-                    f"Weaviate at {self.address} refused the API key while {what}: {exc}.",
-                    hint="Set TOOL_SELECTOR_WEAVIATE_API_KEY to a key with read and write rights.",
-                    address=self.address,
-                ) from exc
-            if _transient(exc):
-                raise BackendUnavailableError(
-                    f"Weaviate at {self.address} cannot be reached ({what}, "
-                    f"{self.config.max_attempts} tries): {_first_line(exc)}",
-                    hint="Start Weaviate (see docker-compose.weaviate.yml), check TOOL_SELECTOR_WEAVIATE_URL "
-                    "and TOOL_SELECTOR_WEAVIATE_GRPC_URL, or set TOOL_SELECTOR_BACKEND=embedded.",
-                    address=self.address,
-                ) from exc
-            if isinstance(exc, WeaviateBaseError | grpc.RpcError):
-                raise StoreError(
-                    f"Weaviate at {self.address} rejected {what}: {_first_line(exc)}",
-                    hint="This is not retried; the message above says what Weaviate disliked.",
-                    address=self.address,
-                ) from exc
-            raise
 
     # -- SearchBackend --------------------------------------------------------------------------
 
@@ -493,11 +289,8 @@ class WeaviateBackend:
     def hybrid_search(self, query: SearchQuery) -> list[SearchHit]:
         if query.vector is not None and query.vector.shape != (self.dim,):
             raise InvalidInputError(f"query vector must have {self.dim} dimensions")
-        terms = " ".join(tokenize(query.text))
         combined = query.field_boosts == self.field_boosts and self._combined_current()
-        properties = ["kw_all"] if combined and boost_repeats(query.field_boosts) else []
-        if not combined:
-            properties = query_properties(query.field_boosts)
+        terms, properties = keyword_search(query.text, query.field_boosts, combined=combined)
         keyword_on = bool(terms and properties) and query.alpha < 1
         alpha = query.alpha if keyword_on else 1.0
         if not keyword_on and (query.vector is None or query.alpha == 0):
@@ -526,23 +319,7 @@ class WeaviateBackend:
                     hint="Fill it with `tool-selector index rebuild --backend weaviate`.",
                 )
             return []
-        hits = []
-        for obj in answer.objects:
-            stored = obj.vector.get("default") if isinstance(obj.vector, dict) else obj.vector
-            cosine = None
-            if vector is not None and stored is not None:
-                row = np.asarray(stored, dtype=np.float32)
-                cosine = float(row @ vector)
-            hits.append(
-                SearchHit(
-                    id=str(obj.properties["tool_id"]),
-                    server=str(obj.properties["mcp_server_name"]),
-                    name=str(obj.properties["name"]),
-                    score=float(obj.metadata.score or 0.0),
-                    keyword_score=explained_keyword_score(obj.metadata.explain_score),
-                    vector_score=cosine,
-                )
-            )
+        hits = [search_hit(obj, vector) for obj in answer.objects]
         hits.sort(key=lambda h: (-h.score, h.id))
         return hits[: query.limit]
 
@@ -589,8 +366,3 @@ def _insert(objects: list[DataObject[Any, Any]]) -> Callable[[Collection[Any, An
 
 def _delete(uuids: list[str]) -> Callable[[Collection[Any, Any]], Any]:
     return lambda collection: collection.data.delete_many(where=Filter.by_id().contains_any(uuids))
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip() or type(exc).__name__
-    return text.splitlines()[0][:300]
