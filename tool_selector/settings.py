@@ -61,9 +61,11 @@ class TierThresholds(BaseModel):
     ``activated`` on P(the top power is right); ``multiple_matches`` and ``weak_matches`` on P(a right
     power is among the top three)."""
 
-    activated: float = 0.85
-    multiple_matches: float = 0.7
-    weak_matches: float = 0.1
+    activated: float = Field(default=0.85, description="P(the top power is right) for activated")
+    multiple_matches: float = Field(
+        default=0.7, description="P(a right power in the top three) for multiple_matches"
+    )
+    weak_matches: float = Field(default=0.1, description="P(a right power in the top three) for weak_matches")
 
     @model_validator(mode="after")
     def _ordered(self) -> TierThresholds:

@@ -21,6 +21,8 @@ from tool_selector.errors import ToolSelectorError
 from tool_selector.logging_setup import configure_logging
 from tool_selector.settings import Settings, load_settings
 
+PARTIAL_EXIT = 20  # the work was done in part: the JSON printed says what failed
+
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Find the right MCP server and tool.")
 catalog_app = typer.Typer(no_args_is_help=True, help="The catalog of servers and tools.")
 index_app = typer.Typer(no_args_is_help=True, help="The search index.")

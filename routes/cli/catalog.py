@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 import typer
 
 from routes.cli.base import (
+    PARTIAL_EXIT,
     BackendChoice,
     catalog_app,
     cli_settings,
@@ -85,12 +86,18 @@ def catalog_register(
 def index_build(
     rebuild: Annotated[bool, typer.Option(help="Rewrite every document, not only changed ones")] = False,
 ) -> None:
-    """Bring the search index in line with the catalog (only changed tools are embedded)."""
+    """Bring the search index in line with the catalog (only changed tools are embedded).
+
+    Exit 20 when some documents could not be written (see "errors"): the index then stays marked
+    stale, and the next build writes them."""
     from services.shared.container import Container
     from services.shared.indexing import build_index
 
     with mapped_errors(), Container(cli_settings()) as container:
-        echo_json(build_index(container, rebuild=rebuild, progress=progress("embedding")).model_dump())
+        summary = build_index(container, rebuild=rebuild, progress=progress("embedding"))
+        echo_json(summary.model_dump())
+        if summary.errors:
+            raise typer.Exit(PARTIAL_EXIT)
 
 
 @index_app.command("rebuild")
@@ -108,6 +115,8 @@ def index_rebuild(
         with Container(settings) as container:
             summary = rebuild_index(container, progress=progress("embedding"))
             echo_json({"backend": settings.backend, "target": _target(settings), **summary.model_dump()})
+            if summary.errors:
+                raise typer.Exit(PARTIAL_EXIT)
 
 
 def _target(settings: Settings) -> str:

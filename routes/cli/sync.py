@@ -6,9 +6,15 @@ from typing import Annotated
 
 import typer
 
-from routes.cli.base import EnricherChoice, app, cli_settings, echo_json, mapped_errors, phase_progress
-
-SYNC_PARTIAL_EXIT = 20
+from routes.cli.base import (
+    PARTIAL_EXIT,
+    EnricherChoice,
+    app,
+    cli_settings,
+    echo_json,
+    mapped_errors,
+    phase_progress,
+)
 
 
 @app.command()
@@ -21,7 +27,7 @@ def sync(
     """Discover the configured servers, then profile, enrich and index what changed.
 
     Prints a JSON summary. Exit 0 when everything worked, 20 when some server or enrichment failed
-    (the rest was synced; see "failed"), 13 when another sync is running."""
+    (the rest was synced; see "failed"), 14 when another sync is running."""
     from services.shared.container import Container
     from services.write.sync import run_sync
 
@@ -29,4 +35,4 @@ def sync(
         summary = run_sync(container, progress=phase_progress(), enricher=enricher)
         echo_json(summary.model_dump())
         if not summary.ok:
-            raise typer.Exit(SYNC_PARTIAL_EXIT)
+            raise typer.Exit(PARTIAL_EXIT)
