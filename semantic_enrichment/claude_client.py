@@ -111,7 +111,8 @@ class ClaudeClient:
         if settings.api_key is None:
             raise ConfigurationError(
                 "The Claude enricher needs an API key.",
-                hint="Set ANTHROPIC_API_KEY (or TOOL_SELECTOR_CLAUDE__API_KEY), or TOOL_SELECTOR_ENRICHER=offline.",
+                hint="Set ANTHROPIC_API_KEY (or TOOL_SELECTOR_CLAUDE__API_KEY), "
+                "or TOOL_SELECTOR_ENRICHER=offline.",
             )
         return cls(
             api_key=settings.api_key.get_secret_value(),
