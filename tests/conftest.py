@@ -1,7 +1,12 @@
-"""Shared fixtures: the real embedding model (loaded once), settings on tmp dirs, the demo catalog.
+"""Shared fixtures: the real embedding model (loaded once), settings on tmp dirs, the demo catalog, real
+MCP server processes; and the ``slow`` marker, put on every test whose fixtures are slow.
 
 Nothing here may touch the user's real data or cache folders except the model export, which is
 shared through ``~/.cache/tool-selector/models`` so that the ONNX export happens once per machine.
+
+``pytest -m "not slow"`` is the fast loop: every test that uses none of ``SLOW_FIXTURES`` (directly or
+through another fixture). A test that loads the real model without declaring it fails (see
+``pytest_runtest_protocol``), so the fast loop cannot grow slow by accident.
 """
 
 from __future__ import annotations
@@ -22,23 +27,89 @@ for _name, _value in (
 for _name in [n for n in os.environ if n.startswith("TOOL_SELECTOR_")]:
     del os.environ[_name]
 
+import functools  # noqa: E402
 import logging  # noqa: E402
-from collections.abc import Iterator  # noqa: E402
+from collections.abc import Generator, Iterator  # noqa: E402
 from pathlib import Path  # noqa: E402
-from typing import TYPE_CHECKING  # noqa: E402
+from typing import TYPE_CHECKING, Any  # noqa: E402
 
 import pytest  # noqa: E402
 
-if TYPE_CHECKING:
-    from api_helpers import RunningApi
+from tests.support.paths import DEMO_CATALOG, EXAMPLES  # noqa: E402
 
+if TYPE_CHECKING:
     from services.shared.container import Container
+    from tests.support.api_helpers import RunningApi
+    from tests.support.upstreams import ServerScript
     from tool_selector.embedding import MiniLMEmbedder
+    from tool_selector.servers_config import ServerConfig
     from tool_selector.settings import Settings
 
-ROOT = Path(__file__).resolve().parents[1]
-DEMO_CATALOG = ROOT / "examples" / "demo-catalog"
-GITHUB = "GitHub Projects MCP Server"
+pytest_plugins = ["pytester"]  # tests/test_slow_marking.py runs small sessions of its own
+
+# -- slow, from the fixtures a test uses ---------------------------------------------------------------
+
+SLOW_FIXTURES: dict[str, str] = {
+    "embedder": "loads the real embedding model in this process (and everything built on it: the demo "
+    "container, the REST API's catalog, the gateway's synced catalog)",
+    "real_model": "lets the product load the real embedding model itself (the CLI, a container built "
+    "from settings)",
+    "server_script": "starts the MCP servers of tests/servers as real processes",
+    "demo_servers": "starts the seven demo MCP servers installed from PyPI and npm",
+}
+"""Fixtures of this file whose use makes a test slow, with why. A test is marked ``slow`` when any of
+them is in its fixture closure, so a module fixture built on one of them is slow too."""
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        used = sorted(SLOW_FIXTURES.keys() & set(getattr(item, "fixturenames", ())))
+        if used:
+            item.add_marker(pytest.mark.slow(fixtures=tuple(used)))
+
+
+_REAL_MODEL_REFUSED = (
+    "This test loads the real embedding model without declaring it, so it would run in the fast loop: "
+    "request the `embedder` fixture, or `real_model` when the product loads the model itself."
+)
+_fast_test_running = False  # set around each test (its fixtures included) by pytest_runtest_protocol
+
+
+def _guard_real_model() -> None:
+    """Wraps MiniLMEmbedder.__init__ once per run so that it refuses while a fast test runs."""
+    from tool_selector.embedding import MiniLMEmbedder
+
+    real_init = MiniLMEmbedder.__init__
+    if getattr(real_init, "refuses_in_fast_tests", False):
+        return
+
+    @functools.wraps(real_init)
+    def init(self: MiniLMEmbedder, *args: Any, **kwargs: Any) -> None:
+        if _fast_test_running:
+            raise AssertionError(_REAL_MODEL_REFUSED)
+        real_init(self, *args, **kwargs)
+
+    init.refuses_in_fast_tests = True  # type: ignore[attr-defined]
+    MiniLMEmbedder.__init__ = init  # type: ignore[method-assign]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(
+    item: pytest.Item, nextitem: pytest.Item | None
+) -> Generator[None, object, object]:
+    """Outside slow tests the real model cannot be built, not even by a module or session fixture set
+    up for the test: it fails saying which fixture to request."""
+    global _fast_test_running
+    _guard_real_model()
+    previous, _fast_test_running = _fast_test_running, item.get_closest_marker("slow") is None
+    try:
+        return (yield)
+    finally:
+        _fast_test_running = previous
+
+
+# -- the environment of every test ---------------------------------------------------------------------
 
 
 def _shared_models_dir() -> Path:
@@ -80,7 +151,7 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, sessi
 def _no_real_llm_calls(monkeypatch: pytest.MonkeyPatch) -> None:
     """Real LLM calls are blocked in every test: the Anthropic SDK may reach loopback only (the replay
     server of tests/claude_replay.py), and the ANTHROPIC_* variables are cleared."""
-    from claude_replay import forbid_real_network
+    from tests.support.claude_replay import forbid_real_network
 
     forbid_real_network(monkeypatch)
 
@@ -100,12 +171,47 @@ def _restore_root_logging() -> Iterator[None]:
     root.setLevel(level)
 
 
+# -- slow fixtures (SLOW_FIXTURES) and what is built on them -------------------------------------------
+
+
 @pytest.fixture(scope="session")
 def embedder(session_cache_dir: Path) -> MiniLMEmbedder:
     """The real all-MiniLM-L6-v2 on ONNX Runtime, loaded once for the whole run."""
     from tool_selector.embedding import MiniLMEmbedder
 
     return MiniLMEmbedder(session_cache_dir, engine="onnx", threads=2)
+
+
+@pytest.fixture(scope="session")
+def real_model(session_cache_dir: Path) -> Path:
+    """For a test where the product loads the real model itself (the CLI, a container built from
+    settings): the cache folder holding the model export, the one TOOL_SELECTOR_CACHE_DIR names."""
+    return session_cache_dir
+
+
+@pytest.fixture
+def server_script() -> ServerScript:
+    """``server_script(name, *args, **options)``: a config that runs tests/servers/<name> with this
+    interpreter, a real MCP server process each time it is started."""
+    from tests.support.upstreams import script_config
+
+    return script_config
+
+
+@pytest.fixture(scope="session")
+def demo_servers() -> dict[str, ServerConfig]:
+    """The seven servers of examples/demo-servers.json (installed by scripts/setup.sh); skips when one
+    is not installed."""
+    from tool_selector.servers_config import load_servers
+
+    configs = dict(load_servers(EXAMPLES / "demo-servers.json").mcpServers)
+    missing = [str(c.command) for c in configs.values() if c.command and not os.access(c.command, os.X_OK)]
+    if missing:
+        pytest.skip(
+            f"MCP server binaries are not installed: {', '.join(missing)} "
+            "(run scripts/setup.sh; the npm servers need node and npm)"
+        )
+    return configs
 
 
 @pytest.fixture
@@ -140,8 +246,7 @@ def api_template(
     tmp_path_factory: pytest.TempPathFactory, session_cache_dir: Path, embedder: MiniLMEmbedder
 ) -> Path:
     """A data folder with the gateway-demo catalog imported and indexed, copied by each API test."""
-    from api_helpers import make_template
-
+    from tests.support.api_helpers import make_template
     from tool_selector.settings import Settings
 
     settings = Settings(data_dir=tmp_path_factory.mktemp("unused"), cache_dir=session_cache_dir)
@@ -153,8 +258,7 @@ def api(
     api_template: Path, tmp_path: Path, session_cache_dir: Path, embedder: MiniLMEmbedder
 ) -> Iterator[RunningApi]:
     """The REST API on a real uvicorn server on loopback, over this test's own copy of the catalog."""
-    from api_helpers import running_api
-
+    from tests.support.api_helpers import running_api
     from tool_selector.settings import Settings
 
     settings = Settings(data_dir=tmp_path / "unused", cache_dir=session_cache_dir)

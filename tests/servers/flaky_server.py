@@ -1,4 +1,5 @@
-"""A stdio MCP server for the gateway's lifecycle tests: ``python flaky_server.py``.
+"""A stdio MCP server for the gateway's lifecycle tests: ``python flaky_server.py``; ``build_server``
+gives the same server to serve another way (the fast gateway tests serve it over streamable HTTP).
 
 Tools: ``echo`` (answers its text), ``whoami`` (answers its pid), ``crash`` (the process exits at
 once, mid-call, as a crashing server does) and ``hang`` (never answers). Descriptions are about
@@ -36,11 +37,14 @@ def _text(text: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
 
 
-def main() -> None:
+def build_server(*, in_process: bool = False) -> Server:
+    """The weather station; ``in_process`` leaves out ``crash``, which would end the process serving
+    it (tests serve it over streamable HTTP from a thread of the test run)."""
+
     async def list_tools(
         ctx: ServerRequestContext, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=TOOLS)
+        return types.ListToolsResult(tools=[t for t in TOOLS if not (in_process and t.name == "crash")])
 
     async def call_tool(
         ctx: ServerRequestContext, params: types.CallToolRequestParams
@@ -50,7 +54,7 @@ def main() -> None:
             return _text(str(args.get("text", "")))
         if params.name == "whoami":
             return _text(str(os.getpid()))
-        if params.name == "crash":
+        if params.name == "crash" and not in_process:
             os._exit(3)
         if params.name == "hang":
             await anyio.sleep_forever()
@@ -58,7 +62,11 @@ def main() -> None:
             content=[types.TextContent(type="text", text="no such tool")], is_error=True
         )
 
-    server = Server("weather-station", on_list_tools=list_tools, on_call_tool=call_tool)
+    return Server("weather-station", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+def main() -> None:
+    server = build_server()
 
     async def run() -> None:
         async with stdio_server() as (read, write):

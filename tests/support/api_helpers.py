@@ -1,0 +1,74 @@
+"""A real uvicorn server on loopback serving the REST API over a fresh copy of the gateway-demo catalog.
+
+``running_api`` starts ``routes.api.build_app`` on an OS-chosen port in a thread and waits for
+uvicorn's own startup (an event, no polling), with one API key per role and one per single scope.
+The embedding model is the session's real one, so a start costs only the catalog copy.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from routes.api import build_app
+from services.shared.auth import create_key
+from services.shared.container import Container
+from services.shared.indexing import build_index
+from services.write.catalog import import_catalog_dir
+from tests.support.paths import GATEWAY_DEMO
+from tests.support.uvicorn_thread import serving
+from tool_selector.catalog.admin import ROLE_SCOPES, SCOPES
+from tool_selector.embedding import Embedder
+from tool_selector.settings import Settings
+
+
+@dataclass
+class RunningApi:
+    url: str
+    settings: Settings
+    embedder: Embedder
+    keys: dict[str, str] = field(default_factory=dict)
+
+    def client(self, who: str | None = "admin") -> httpx.Client:
+        """An HTTP client sending the key of a role (viewer, contributor, editor, admin), of a single
+        scope ("only:write"), or none (``None``)."""
+        headers = {} if who is None else {"Authorization": f"Bearer {self.keys[who]}"}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=120.0)
+
+    def container(self) -> Container:
+        """A second view of the same data folder (what another process would see)."""
+        return Container(self.settings, embedder=self.embedder)
+
+
+def make_template(directory: Path, settings: Settings, embedder: Embedder) -> Path:
+    """The gateway-demo catalog imported and indexed once; tests copy it."""
+    data = directory / "data"
+    with Container(settings.model_copy(update={"data_dir": data}), embedder=embedder) as container:
+        import_catalog_dir(container, GATEWAY_DEMO, actor="test")
+        build_index(container)
+    return data
+
+
+@contextmanager
+def running_api(
+    template: Path, workdir: Path, settings: Settings, embedder: Embedder
+) -> Iterator[RunningApi]:
+    data = workdir / "data"
+    shutil.copytree(template, data)
+    run_settings = settings.model_copy(update={"data_dir": data})
+    api = RunningApi(url="", settings=run_settings, embedder=embedder)
+    with api.container() as container:
+        for role in ROLE_SCOPES:
+            api.keys[role] = create_key(container, f"test-{role}", role=role, actor="test").key
+        for scope in SCOPES:
+            only = create_key(container, f"only-{scope}", role="admin", scopes=[scope], actor="test")
+            api.keys[f"only:{scope}"] = only.key
+    app = build_app(run_settings, make_container=lambda: Container(run_settings, embedder=embedder))
+    with serving(app, "uvicorn-test") as url:
+        api.url = url
+        yield api

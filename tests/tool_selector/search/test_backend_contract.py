@@ -1,0 +1,269 @@
+"""The SearchBackend contract: every backend passes the same tests.
+
+Backends:
+- ``embedded``: the folder on disk (always).
+- ``weaviate-loopback``: the Weaviate backend through the real weaviate-client SDK, against the
+  loopback stand-in in ``tests/weaviate_fake.py`` (REST + gRPC on 127.0.0.1; it models Weaviate's
+  protocol and hybrid/BM25F semantics, it is not Weaviate). Always runs: it checks our adapter.
+- ``weaviate-live``: a real Weaviate at ``WEAVIATE_URL`` (``WEAVIATE_GRPC_URL``, ``WEAVIATE_API_KEY``
+  when needed). Skipped, with the reason in the summary, when ``WEAVIATE_URL`` is not set.
+
+Vectors come from the HashingEmbedder except in the tier test, which uses the real model: what is
+under test is the backend, not the model's semantics.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.support.backends import (
+    CATALOG,
+    EMBEDDER,
+    LIVE_API_KEY,
+    LIVE_GRPC_URL,
+    LIVE_SKIP,
+    LIVE_URL,
+    doc,
+    query,
+)
+from tests.support.weaviate_fake import FakeWeaviate
+from tool_selector.errors import IndexMissingError
+from tool_selector.search.backend import SearchBackend, SearchQuery
+from tool_selector.search.embedded import EmbeddedBackend
+from tool_selector.search.weaviate_backend import WeaviateBackend, WeaviateConfig
+from tool_selector.settings import DEFAULT_FIELD_BOOSTS
+
+KINDS = ["embedded", "weaviate-loopback", "weaviate-live"]
+
+
+@pytest.fixture(scope="session")
+def loopback_weaviate() -> Iterator[FakeWeaviate]:
+    with FakeWeaviate() as fake:
+        yield fake
+
+
+def loopback_config(fake: FakeWeaviate, collection: str, **kwargs: object) -> WeaviateConfig:
+    return WeaviateConfig(
+        url=fake.url,
+        grpc_url=f"http://127.0.0.1:{fake.grpc_port}",
+        api_key=fake.api_key,
+        collection=collection,
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+BackendFactory = Callable[[], SearchBackend]
+
+
+@pytest.fixture(params=KINDS)
+def make_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BackendFactory]:
+    """Opens empty backends of one kind (each call a new, empty one); all are dropped afterwards."""
+    kind: str = request.param
+    opened: list[SearchBackend] = []
+
+    def weaviate_config() -> WeaviateConfig:
+        collection = f"ToolContract{uuid.uuid4().hex[:10]}"
+        if kind == "weaviate-live":
+            return WeaviateConfig(
+                url=str(LIVE_URL), grpc_url=LIVE_GRPC_URL, api_key=LIVE_API_KEY, collection=collection
+            )
+        return loopback_config(request.getfixturevalue("loopback_weaviate"), collection)
+
+    def make() -> SearchBackend:
+        backend: SearchBackend
+        if kind == "embedded":
+            backend = EmbeddedBackend(
+                tmp_path / f"index-{len(opened)}", model_id=EMBEDDER.model_id, dim=EMBEDDER.dim
+            )
+        else:
+            backend = WeaviateBackend(weaviate_config(), model_id=EMBEDDER.model_id, dim=EMBEDDER.dim)
+        opened.append(backend)
+        return backend
+
+    if kind == "weaviate-live" and not LIVE_URL:
+        pytest.skip(LIVE_SKIP)
+    yield make
+    for backend in opened:
+        try:
+            backend.drop()
+        finally:
+            backend.close()
+
+
+@pytest.fixture
+def backend(make_backend: BackendFactory) -> SearchBackend:
+    opened = make_backend()
+    result = opened.upsert(CATALOG)
+    assert (result.written, result.errors) == (len(CATALOG), {})
+    return opened
+
+
+# --------------------------------------------------------------------------- writes
+
+
+def test_every_backend_satisfies_the_protocol(backend: SearchBackend) -> None:
+    assert isinstance(backend, SearchBackend)
+
+
+def test_upserting_the_same_documents_twice_keeps_one_copy_of_each(make_backend: BackendFactory) -> None:
+    opened = make_backend()
+    first = opened.upsert(CATALOG)
+    second = opened.upsert(CATALOG)
+    assert (first.written, second.written) == (len(CATALOG), len(CATALOG))
+    assert opened.count() == len(CATALOG)
+    updated = CATALOG[0].model_copy(update={"text_hash": "new-hash"})
+    opened.upsert([updated])
+    assert opened.count() == len(CATALOG)
+    assert opened.ids()[CATALOG[0].id] == "new-hash"
+
+
+def test_a_document_without_a_fitting_vector_is_reported_and_the_others_are_written(
+    make_backend: BackendFactory,
+) -> None:
+    opened = make_backend()
+    no_vector = CATALOG[0].model_copy(update={"vector": None})
+    short = CATALOG[1].model_copy(update={"vector": [0.1, 0.2]})
+    result = opened.upsert([no_vector, short, CATALOG[2]])
+    assert result.written == 1
+    assert set(result.errors) == {CATALOG[0].id, CATALOG[1].id}
+    assert "64" in result.errors[CATALOG[0].id]
+    assert opened.ids() == {CATALOG[2].id: CATALOG[2].text_hash}
+
+
+def test_delete_returns_how_many_of_the_ids_existed(backend: SearchBackend) -> None:
+    assert backend.delete([CATALOG[0].id, "Nope::missing", CATALOG[0].id]) == 1
+    assert backend.delete(["Nope::missing"]) == 0
+    assert backend.count() == len(CATALOG) - 1
+    assert CATALOG[0].id not in backend.ids()
+    hits = backend.hybrid_search(query("create issue", limit=10))
+    assert CATALOG[0].id not in [h.id for h in hits]
+
+
+def test_count_follows_writes_and_deletes(make_backend: BackendFactory) -> None:
+    opened = make_backend()
+    assert opened.count() == 0
+    opened.upsert(CATALOG[:4])
+    assert opened.count() == 4
+    opened.upsert(CATALOG[2:])
+    assert opened.count() == len(CATALOG)
+    opened.delete([CATALOG[1].id, CATALOG[5].id])
+    assert opened.count() == len(CATALOG) - 2
+
+
+def test_ids_maps_every_document_to_its_text_hash(backend: SearchBackend) -> None:
+    assert backend.ids() == {d.id: d.text_hash for d in CATALOG}
+
+
+def test_ids_reads_past_one_page_of_documents(make_backend: BackendFactory) -> None:
+    opened = make_backend()
+    many = [doc(f"Server {i % 7}", f"tool_{i}", f"does thing number {i}") for i in range(260)]
+    assert opened.upsert(many).written == 260
+    assert opened.ids() == {d.id: d.text_hash for d in many}
+
+
+def test_drop_empties_the_backend_and_it_can_be_filled_again(backend: SearchBackend) -> None:
+    backend.drop()
+    assert backend.count() == 0
+    assert backend.ids() == {}
+    backend.upsert(CATALOG[:2])
+    assert backend.count() == 2
+
+
+def test_searching_an_empty_backend_raises_index_missing(make_backend: BackendFactory) -> None:
+    opened = make_backend()
+    with pytest.raises(IndexMissingError) as info:
+        opened.hybrid_search(query("anything"))
+    assert "empty" in info.value.message
+    assert "tool-selector index" in info.value.hint
+
+
+# --------------------------------------------------------------------------- ranking
+
+
+def test_the_limit_caps_the_hits(backend: SearchBackend) -> None:
+    assert len(backend.hybrid_search(query("issue", limit=2))) == 2
+    assert len(backend.hybrid_search(query("issue", limit=4))) == 4
+
+
+def test_field_boosts_decide_between_a_name_match_and_a_description_match(
+    make_backend: BackendFactory,
+) -> None:
+    opened = make_backend()
+    opened.upsert(
+        [
+            doc("Files", "archive", "Stores things for later"),
+            doc("Files", "store", "Put the archive somewhere else"),
+            doc("Files", "rename", "Give a file another name"),
+        ]
+    )
+    name_first = opened.hybrid_search(
+        query("archive", alpha=0.0, field_boosts={"name": 3.0, "description": 1.0})
+    )
+    description_first = opened.hybrid_search(
+        query("archive", alpha=0.0, field_boosts={"name": 1.0, "description": 3.0})
+    )
+    assert [h.id for h in name_first] == ["Files::archive", "Files::store"]
+    assert [h.id for h in description_first] == ["Files::store", "Files::archive"]
+
+
+def test_a_field_with_boost_zero_is_not_searched(backend: SearchBackend) -> None:
+    only_names = backend.hybrid_search(
+        query("weather", alpha=0.0, field_boosts={"name": 1.0, "description": 0.0})
+    )
+    assert only_names == []
+    descriptions = backend.hybrid_search(
+        query("weather", alpha=0.0, field_boosts={"name": 0.0, "description": 1.0})
+    )
+    assert [h.id for h in descriptions] == ["Weather::get_forecast"]
+
+
+def test_alpha_0_follows_the_keywords_and_alpha_1_the_vectors(make_backend: BackendFactory) -> None:
+    """A crafted pair: the keyword favours one tool, the vector the other; alpha picks the winner."""
+    opened = make_backend()
+    keyword_side = doc("Mail", "send_letter", "Compose a letter and send it by post")
+    vector_side = doc("Mail", "post_message", "Publish a short note")
+    opened.upsert([keyword_side, vector_side])
+    text = "letter"
+    aimed = EMBEDDER.embed_query("post message publish short note")  # the vector points at the other tool
+    keyword = opened.hybrid_search(
+        SearchQuery(text=text, vector=aimed, alpha=0.0, field_boosts=DEFAULT_FIELD_BOOSTS)
+    )
+    vector = opened.hybrid_search(
+        SearchQuery(text=text, vector=aimed, alpha=1.0, field_boosts=DEFAULT_FIELD_BOOSTS)
+    )
+    assert [h.id for h in keyword] == ["Mail::send_letter"]  # alpha 0: keyword hits only
+    assert vector[0].id == "Mail::post_message"
+    assert len(vector) == 2  # alpha 1: every document is a vector candidate
+    assert all(h.vector_score is not None for h in keyword + vector)  # cosines reported at any alpha
+
+
+@pytest.mark.parametrize("fusion", ["relative_score", "ranked"])
+def test_an_exact_tool_name_ranks_first(backend: SearchBackend, fusion: str) -> None:
+    for document in CATALOG:
+        hits = backend.hybrid_search(query(document.name, fusion=fusion))
+        assert hits[0].id == document.id, (document.name, [h.id for h in hits[:3]])
+
+
+def test_a_query_of_stopwords_only_finds_no_keyword_hits(backend: SearchBackend) -> None:
+    hits = backend.hybrid_search(query("what is the"))
+    assert hits  # the vector side still answers
+    assert all(h.keyword_score == 0.0 for h in hits)
+    assert backend.hybrid_search(query("what is the", alpha=0.0)) == []
+
+
+def test_hits_carry_the_raw_cosine_next_to_the_fused_score(backend: SearchBackend) -> None:
+    q = query("list issues", limit=3)
+    hits = backend.hybrid_search(q)
+    assert len(hits) == 3
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert hits[0].id == "Code Host::list_issues"
+    assert hits[0].score == pytest.approx(1.0, abs=1e-3)  # relative fusion: the best hit scores ~1
+    assert hits[0].keyword_score > 0
+    by_id = {d.id: d for d in CATALOG}
+    for hit in hits:
+        assert hit.vector_score == pytest.approx(float(np.dot(by_id[hit.id].vector, q.vector)), abs=1e-5)

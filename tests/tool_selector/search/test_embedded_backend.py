@@ -1,0 +1,194 @@
+"""The embedded search backend (a folder on disk) and the fusion functions it shares with Weaviate.
+
+What every backend must do is in test_backend_contract.py; here is what only the embedded one does
+(persistence in a folder, its keyword index).
+
+Vectors come from the HashingEmbedder: what is tested here is fusion, persistence and keyword
+scoring, not the model's semantics.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.support.backends import CATALOG, EMBEDDER
+from tests.support.backends import doc as _doc
+from tool_selector.errors import IndexMissingError
+from tool_selector.search.backend import SearchQuery, fuse_ranked, fuse_relative
+from tool_selector.search.embedded import EmbeddedBackend
+from tool_selector.settings import DEFAULT_FIELD_BOOSTS
+
+
+def _backend(directory: Path) -> EmbeddedBackend:
+    return EmbeddedBackend(directory, model_id=EMBEDDER.model_id, dim=EMBEDDER.dim)
+
+
+def _query(text: str, **kwargs: object) -> SearchQuery:
+    kwargs.setdefault("field_boosts", DEFAULT_FIELD_BOOSTS)
+    return SearchQuery(text=text, vector=EMBEDDER.embed_query(text), **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def backend(tmp_path: Path) -> EmbeddedBackend:
+    opened = _backend(tmp_path / "index")
+    opened.upsert(CATALOG)
+    return opened
+
+
+# --------------------------------------------------------------------------- fusion math
+
+
+KEYWORD = {0: 2.0, 1: 4.0, 2: 3.0}
+VECTOR = {0: 0.9, 1: 0.5, 3: 0.7}
+
+
+def test_relative_fusion_min_max_scales_each_list_then_weights_by_alpha() -> None:
+    fused = fuse_relative(KEYWORD, VECTOR, 0.75)
+    # keyword scaled: 0 -> 0, 1 -> 1, 2 -> 0.5; vector scaled: 0 -> 1, 1 -> 0, 3 -> 0.5
+    assert fused == pytest.approx({0: 0.75, 1: 0.25, 2: 0.125, 3: 0.375})
+
+
+def test_relative_fusion_at_alpha_0_follows_the_keyword_order() -> None:
+    fused = fuse_relative(KEYWORD, VECTOR, 0.0)
+    assert sorted(fused, key=lambda k: -fused[k])[:3] == [1, 2, 0]
+    assert fused == pytest.approx({0: 0.0, 1: 1.0, 2: 0.5, 3: 0.0})
+
+
+def test_relative_fusion_at_alpha_1_follows_the_vector_order() -> None:
+    fused = fuse_relative(KEYWORD, VECTOR, 1.0)
+    assert sorted(fused, key=lambda k: -fused[k])[:3] == [0, 3, 1]
+    assert fused == pytest.approx({0: 1.0, 1: 0.0, 2: 0.0, 3: 0.5})
+
+
+def test_relative_fusion_gives_a_single_candidate_a_score_of_1() -> None:
+    assert fuse_relative({5: 0.3}, {5: 0.1}, 0.6) == pytest.approx({5: 1.0})
+    assert fuse_relative({}, {5: 0.1}, 0.6) == pytest.approx({5: 0.6})
+    assert fuse_relative({}, {}, 0.5) == {}
+
+
+def test_relative_fusion_gives_equal_scores_in_one_list_full_marks() -> None:
+    assert fuse_relative({1: 2.0, 2: 2.0}, {}, 0.25) == pytest.approx({1: 0.75, 2: 0.75})
+
+
+def test_ranked_fusion_adds_alpha_weighted_reciprocal_ranks() -> None:
+    fused = fuse_ranked({7: 3.0, 8: 2.0}, {8: 0.9, 7: 0.1, 9: 0.05}, 0.75)
+    assert fused == pytest.approx(
+        {
+            7: 0.25 / 60 + 0.75 / 61,
+            8: 0.25 / 61 + 0.75 / 60,
+            9: 0.75 / 62,
+        }
+    )
+    assert fuse_ranked({7: 3.0}, {}, 0.5, k=1) == pytest.approx({7: 0.5})
+
+
+# --------------------------------------------------------------------------- writes and persistence
+
+
+def test_an_index_survives_reopening_the_folder(tmp_path: Path, backend: EmbeddedBackend) -> None:
+    query = _query("open a new issue", limit=6)
+    before = backend.hybrid_search(query)
+    reopened = _backend(tmp_path / "index")
+    assert reopened.ids() == backend.ids()
+    assert reopened.count() == len(CATALOG)
+    after = reopened.hybrid_search(query)
+    assert [(h.id, h.score, h.keyword_score, h.vector_score) for h in after] == [
+        (h.id, h.score, h.keyword_score, h.vector_score) for h in before
+    ]
+    assert after[0].id == "Code Host::create_issue"
+
+
+def test_a_stray_temporary_generation_from_a_crashed_write_does_not_break_loading(
+    tmp_path: Path, backend: EmbeddedBackend
+) -> None:
+    directory = tmp_path / "index"
+    stray = directory / "gen-deadbeef0000.tmp"
+    stray.mkdir()
+    (stray / "meta.json").write_text('{"format_version": 1, "model_id": "half-writ')  # cut off mid-write
+    (stray / "docs.jsonl").write_text('{"id": "Half::writ')
+    (directory / "CURRENT.gen-deadbeef0000.tmp").write_text("gen-deadbeef0000")
+    reopened = _backend(directory)
+    assert reopened.ids() == backend.ids()
+    assert reopened.hybrid_search(_query("weather forecast"))[0].id == "Weather::get_forecast"
+    reopened.upsert([_doc("Notes", "delete_page", "Delete a page")])
+    assert not stray.exists()  # the next write clears it away
+    assert [p.name for p in directory.iterdir() if p.name.startswith("gen-")] == [
+        (directory / "CURRENT").read_text().strip()
+    ]
+
+
+def test_a_missing_folder_opens_as_an_empty_index(tmp_path: Path) -> None:
+    opened = _backend(tmp_path / "never-written")
+    assert opened.count() == 0
+    assert opened.ids() == {}
+    assert not (tmp_path / "never-written").exists()
+
+
+@pytest.mark.parametrize(("model_id", "dim"), [("another-model", 64), ("hashing-bow-v1", 32)])
+def test_an_index_built_for_another_model_or_dimension_is_refused(
+    tmp_path: Path, backend: EmbeddedBackend, model_id: str, dim: int
+) -> None:
+    with pytest.raises(IndexMissingError) as info:
+        EmbeddedBackend(tmp_path / "index", model_id=model_id, dim=dim)
+    assert "hashing-bow-v1 (64 dimensions)" in info.value.message
+    assert f"{model_id} ({dim})" in info.value.message
+    assert "tool-selector index build" in info.value.hint
+
+
+def test_keyword_scores_weigh_a_name_match_above_a_description_match(tmp_path: Path) -> None:
+    """The ranking side is in the contract suite; here the raw boosted BM25 behind it."""
+    opened = _backend(tmp_path / "index")
+    opened.upsert(
+        [
+            _doc("Files", "archive", "Stores things for later"),
+            _doc("Files", "store", "Put the archive somewhere else"),
+            _doc("Files", "rename", "Give a file another name"),
+        ]
+    )
+    scores = opened.keyword_scores("archive", {"name": 3.0, "description": 1.0})
+    assert scores[2] == 0.0
+    assert scores[0] > scores[1] > 0.0
+
+
+def test_a_field_with_boost_zero_is_not_searched(backend: EmbeddedBackend) -> None:
+    assert np.all(backend.keyword_scores("weather", {"name": 1.0, "description": 0.0}) == 0.0)
+    assert backend.keyword_scores("weather", {"name": 0.0, "description": 1.0}).max() > 0.0
+
+
+def test_a_query_of_stopwords_only_has_keyword_scores_of_zero(backend: EmbeddedBackend) -> None:
+    scores = backend.keyword_scores("what is the", DEFAULT_FIELD_BOOSTS)
+    assert scores.shape == (len(CATALOG),)
+    assert np.all(scores == 0.0)
+    hits = backend.hybrid_search(_query("what is the", field_boosts=DEFAULT_FIELD_BOOSTS))
+    assert hits  # the vector side still answers
+    assert all(h.keyword_score == 0.0 for h in hits)
+    assert backend.hybrid_search(_query("what is the", alpha=0.0, field_boosts=DEFAULT_FIELD_BOOSTS)) == []
+
+
+def test_a_query_without_field_boosts_gets_keyword_scores_of_zero(backend: EmbeddedBackend) -> None:
+    """SearchQuery's default boosts are empty: no field is searched, so no keyword evidence."""
+    query = SearchQuery(text="weather forecast", vector=EMBEDDER.embed_query("weather forecast"))
+    assert query.field_boosts == {}
+    hits = backend.hybrid_search(query)
+    assert hits[0].id == "Weather::get_forecast"
+    assert all(h.keyword_score == 0.0 for h in hits)
+
+
+def test_hits_carry_the_raw_cosine_and_keyword_score_next_to_the_fused_score(
+    backend: EmbeddedBackend,
+) -> None:
+    query = _query("list issues", field_boosts=DEFAULT_FIELD_BOOSTS, limit=3)
+    hits = backend.hybrid_search(query)
+    assert len(hits) == 3
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert hits[0].id == "Code Host::list_issues"
+    assert hits[0].score == pytest.approx(1.0)  # relative fusion: the best hit of any query scores ~1
+    by_id = {d.id: d for d in CATALOG}
+    for hit in hits:
+        assert hit.vector_score == pytest.approx(float(np.dot(by_id[hit.id].vector, query.vector)), abs=1e-6)
+    keyword = backend.keyword_scores("list issues", DEFAULT_FIELD_BOOSTS)
+    assert hits[0].keyword_score == pytest.approx(float(keyword[1]))
+    assert hits[0].keyword_score == pytest.approx(float(keyword.max()))

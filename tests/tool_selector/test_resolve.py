@@ -1,0 +1,62 @@
+"""The resolver on examples/demo-catalog indexed with the real model: queries it refuses before any work."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from services.shared.container import Container
+from services.shared.resolving import ResolveService
+from tool_selector.embedding import MiniLMEmbedder
+from tool_selector.errors import InvalidInputError
+from tool_selector.resolve import Resolver
+
+
+class _CountingEmbedder:
+    """The real model, counting the queries it is asked to embed."""
+
+    def __init__(self, inner: MiniLMEmbedder) -> None:
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.dim = inner.dim
+        self.queries: list[str] = []
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        self.queries.append(text)
+        return self.inner.embed_query(text)
+
+
+@pytest.mark.parametrize(
+    ("query", "says"),
+    [
+        ("", ["The query is empty", "Describe in words what you want to do"]),
+        ("  \n\t ", ["The query is empty", "Describe in words what you want to do"]),
+        ("x" * 100_000, ["100,000 characters", "the limit is 32,000", "Shorten it"]),
+    ],
+    ids=["empty", "whitespace", "100kB"],
+)
+def test_the_resolver_refuses_unusable_queries_and_says_what_to_do(
+    demo_container: Container, embedder: MiniLMEmbedder, query: str, says: list[str]
+) -> None:
+    counting = _CountingEmbedder(embedder)
+    resolver = Resolver(
+        demo_container.backend,
+        counting,
+        demo_container.calibration,
+        alpha=0.75,
+        field_boosts=demo_container.settings.field_boosts,
+        max_query_chars=demo_container.settings.max_query_chars,
+    )
+    terms = ResolveService(demo_container).terms
+    with pytest.raises(InvalidInputError) as info:
+        resolver.resolve(query, terms)
+    for words in says:
+        assert words in str(info.value)
+    assert counting.queries == []  # refused before any work
+    assert resolver.resolve("  list my GitHub projects  ", terms).query == "list my GitHub projects"
+    assert counting.queries == ["list my GitHub projects"]
