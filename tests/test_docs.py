@@ -6,18 +6,16 @@ test_docs_reference.py)."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import subprocess
-import sys
-from functools import cache
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
-ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
+from tests.support.gen_docs import gen_docs
+from tests.support.paths import ROOT
+
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
 REFERENCE = DOCS / "reference"
@@ -31,17 +29,6 @@ ALL_PAGES = sorted([README, *DOCS.rglob("*.md")])
 
 def _page_id(path: Path) -> str:
     return str(path.relative_to(ROOT))
-
-
-@cache
-def gen_docs() -> ModuleType:
-    """scripts/gen_docs.py, the generator of docs/reference (not a package: loaded from its file)."""
-    spec = importlib.util.spec_from_file_location("gen_docs", ROOT / "scripts" / "gen_docs.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["gen_docs"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _commands(block: str) -> list[str]:

@@ -3,31 +3,20 @@ when a command, an option or a setting changed and `python scripts/gen_docs.py` 
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import sys
 from functools import cache
 from pathlib import Path
-from types import ModuleType
 from typing import Any, Literal
 
 import pytest
 from pydantic import AliasChoices, BaseModel, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
+from tests.support.gen_docs import gen_docs
+from tests.support.paths import ROOT
+
 RUN = "python scripts/gen_docs.py"
-
-
-@cache
-def gen_docs() -> ModuleType:
-    """scripts/gen_docs.py (not a package: loaded from its file)."""
-    spec = importlib.util.spec_from_file_location("gen_docs", ROOT / "scripts" / "gen_docs.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["gen_docs"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 @cache

@@ -13,6 +13,7 @@ from routes.cli import app
 from services.shared.container import Container
 from services.write.sync import SYNC_ACTOR, run_sync
 from tests.support.api_helpers import RunningApi
+from tests.support.catalogs import write_catalog
 from tool_selector.catalog.admin import AuditRecord, read_audit
 from tool_selector.embedding import MiniLMEmbedder
 from tool_selector.servers_config import ServerConfig, ServersFile, save_servers
@@ -30,17 +31,6 @@ def last_seq(container: Container) -> int:
     return (records[0].seq or 0) if records else 0
 
 
-def write_catalog(folder: Path, server: str, tools: list[str]) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "servers.json").write_text(json.dumps([{"name": server, "description": f"{server} things"}]))
-    (folder / "tools.json").write_text(
-        json.dumps(
-            [{"server": server, "name": t, "description": f"{t.replace('_', ' ')} now"} for t in tools]
-        )
-    )
-    return folder
-
-
 def cli(*args: str) -> dict[str, object]:
     result = CliRunner().invoke(app, list(args))
     assert result.exit_code == 0, result.output
@@ -56,7 +46,7 @@ def test_a_cli_catalog_import_and_a_cli_server_removal_each_leave_one_audit_reco
     cli(
         "catalog",
         "import",
-        str(write_catalog(tmp_path / "catalog", "weather", ["get_forecast", "get_alerts"])),
+        str(write_catalog(tmp_path / "catalog", {"weather": ["get_forecast", "get_alerts"]})),
     )
     with Container(settings) as container:
         (record,) = audit_since(container, start)

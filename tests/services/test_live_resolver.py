@@ -4,7 +4,6 @@ check interval, without any database read where an event loop calls it."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from services.shared.container import Container
 from services.shared.indexing import index_is_current, indexed_catalog_hash, refresh_index
 from services.shared.live import LiveResolver
 from services.write.catalog import import_catalog_dir
+from tests.support.catalogs import write_catalog
 from tool_selector.embedding import HashingEmbedder
 from tool_selector.models import ToolDocument
 from tool_selector.search.backend import UpsertResult
@@ -23,19 +23,6 @@ from tool_selector.search.embedded import EmbeddedBackend
 from tool_selector.settings import Settings
 
 EMBEDDER = HashingEmbedder(dim=384)  # the packaged calibration reads 384-dimension vectors
-
-
-def write_catalog(folder: Path, tools: dict[str, list[str]]) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    servers = [{"name": s, "description": f"{s} service"} for s in tools]
-    listed = [
-        {"server": s, "name": t, "description": t.replace("_", " ")}
-        for s, names in tools.items()
-        for t in names
-    ]
-    (folder / "servers.json").write_text(json.dumps(servers))
-    (folder / "tools.json").write_text(json.dumps(listed))
-    return folder
 
 
 FIRST = {"weather": ["get_forecast", "get_alerts"], "clock": ["get_time"]}

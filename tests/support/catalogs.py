@@ -1,0 +1,20 @@
+"""Small catalog folders in the benchmark format (servers.json + tools.json), written for a test."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def write_catalog(folder: Path, tools: dict[str, list[str]]) -> Path:
+    """One server per key, with the named tools; descriptions are the names' words."""
+    folder.mkdir(parents=True, exist_ok=True)
+    servers = [{"name": s, "description": f"{s} service"} for s in tools]
+    listed = [
+        {"server": s, "name": t, "description": t.replace("_", " ")}
+        for s, names in tools.items()
+        for t in names
+    ]
+    (folder / "servers.json").write_text(json.dumps(servers))
+    (folder / "tools.json").write_text(json.dumps(listed))
+    return folder
