@@ -24,7 +24,8 @@ def _rss_mb() -> float:
 
 def bench(settings: Settings, dataset_dir: Path, *, queries: int = 300, build: bool = True) -> dict[str, Any]:
     paths = check_dataset_dir(dataset_dir)
-    texts = [t for _, t in query_texts(load_queries(paths.queries))][:queries]
+    loaded = load_queries(paths.queries, limit_bytes=settings.max_file_bytes)
+    texts = [t for _, t in query_texts(loaded)][:queries]
     figures: dict[str, Any] = {"dataset": dataset_dir.resolve().name, "queries": len(texts)}
     container, _ = open_workspace(settings, paths)
     with container:
@@ -72,7 +73,7 @@ def bench(settings: Settings, dataset_dir: Path, *, queries: int = 300, build: b
                 )
                 with fresh:
                     t0 = time.perf_counter()
-                    import_catalog_dir(fresh, paths.servers.parent, actor="eval")
+                    import_catalog_dir(fresh, paths.servers.parent, approve=True, actor="eval")
                     summary = build_index(fresh)
                     figures["index_build_from_scratch_s"] = round(time.perf_counter() - t0, 2)
                     figures["index_build_embedded_docs"] = summary.embedded

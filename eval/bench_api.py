@@ -27,6 +27,7 @@ from services.shared.container import Container
 from services.shared.indexing import build_index
 from services.write.catalog import import_catalog_dir
 from tool_selector.errors import InvalidInputError, WorldError
+from tool_selector.files import read_text_limited
 from tool_selector.settings import Settings
 
 
@@ -36,9 +37,9 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _read_queries(path: Path, limit: int) -> list[str]:
+def _read_queries(path: Path, limit: int, limit_bytes: int) -> list[str]:
     queries: list[str] = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in read_text_limited(path, limit_bytes=limit_bytes, what="queries file").split("\n"):
         if line.strip():
             queries.append(str(json.loads(line)["query"]))
     if not queries:
@@ -139,12 +140,12 @@ def bench_api(
     seconds: float = 30.0,
     max_queries: int = 100_000,
 ) -> dict[str, Any]:
-    queries = _read_queries(queries_file, max_queries)
+    queries = _read_queries(queries_file, max_queries, settings.max_file_bytes)
     with tempfile.TemporaryDirectory(prefix="bench-api-") as tmp:
         data_dir = Path(tmp) / "data"
         run_settings = settings.model_copy(update={"data_dir": data_dir})
         with Container(run_settings) as container:
-            import_catalog_dir(container, catalog, actor="bench")
+            import_catalog_dir(container, catalog, approve=True, actor="bench")
             build_index(container)
             servers, tools = container.store.counts()
             key = create_key(container, "bench", role="viewer", actor="bench-api").key

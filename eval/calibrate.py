@@ -36,6 +36,7 @@ from eval.workspace import catalog_files_hash
 from tool_selector.confidence import Calibration
 from tool_selector.embedding import Embedder
 from tool_selector.errors import InvalidInputError
+from tool_selector.files import read_bytes_limited
 from tool_selector.routing import tier_of
 from tool_selector.settings import Settings, TierThresholds
 
@@ -88,14 +89,14 @@ def score_with(calibration: Calibration, examples: Sequence[Example]) -> tuple[l
 # ---------------------------------------------------------------------------------------- command
 
 
-def _fingerprints(args: Sequence[DatasetArg]) -> list[dict[str, Any]]:
+def _fingerprints(args: Sequence[DatasetArg], limit_bytes: int) -> list[dict[str, Any]]:
     out = []
     for arg in args:
         digest = hashlib.sha256()
         for folder in arg.folders:
             paths = check_dataset_dir(folder)
-            digest.update(catalog_files_hash(paths).encode())
-            digest.update(paths.queries.read_bytes())
+            digest.update(catalog_files_hash(paths, limit_bytes).encode())
+            digest.update(read_bytes_limited(paths.queries, limit_bytes=limit_bytes, what="query file"))
         out.append({"dataset": arg.name, "catalogs": len(arg.folders), "sha256": digest.hexdigest()})
     return out
 
@@ -161,8 +162,8 @@ def calibrate(
         "weighting": "every dataset argument weighs the same; answerable and unanswerable halves of a "
         "dataset that has both weigh the same",
         "reference": f"mean vector of the {reference_tools} distinct tools of the fit catalogs",
-        "fit_datasets": _fingerprints(fit_args),
-        "holdout_datasets": _fingerprints(holdout_args),
+        "fit_datasets": _fingerprints(fit_args, settings.max_file_bytes),
+        "holdout_datasets": _fingerprints(holdout_args, settings.max_file_bytes),
         "thresholds": thresholds.model_dump(),
         "examples": len(fit_examples),
         "cross_validated": grouped_figures(

@@ -87,8 +87,8 @@ def collect_examples(
 ) -> list[Example]:
     """Resolve every query of one dataset folder as production does, then label each resolution."""
     paths = check_dataset_dir(folder)
-    queries = {q.id: q for q in load_queries(paths.queries)}
-    servers = catalog_size(paths)
+    queries = {q.id: q for q in load_queries(paths.queries, limit_bytes=settings.max_file_bytes)}
+    servers = catalog_size(paths, limit_bytes=settings.max_file_bytes)
     container, _ = open_workspace(
         settings, paths, embedder=embedder, calibration=neutral_calibration(reference)
     )

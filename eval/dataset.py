@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tool_selector.errors import CatalogFileError
+from tool_selector.files import DEFAULT_MAX_FILE_BYTES, read_text_limited
 
 logger = logging.getLogger(__name__)
 
@@ -146,10 +147,10 @@ def expand_datasets(paths: Iterable[Path]) -> list[DatasetArg]:
     return args
 
 
-def catalog_size(paths: DatasetPaths) -> int:
-    """How many servers a dataset's catalog has (read from servers.json)."""
+def catalog_size(paths: DatasetPaths, *, limit_bytes: int = DEFAULT_MAX_FILE_BYTES) -> int:
+    """How many servers a dataset's catalog has (read from servers.json, at most ``limit_bytes``)."""
     try:
-        servers = json.loads(paths.servers.read_text(encoding="utf-8"))
+        servers = json.loads(read_text_limited(paths.servers, limit_bytes=limit_bytes, what="catalog file"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise CatalogFileError(
             f"{paths.servers} cannot be read as JSON: {exc}.", hint=_FORMAT_HINT, path=str(paths.servers)
@@ -190,16 +191,16 @@ def _bad_gold_ids(query: Query) -> Iterable[str]:
                 yield f"gold_tool_groups slot {index} has {value!r}, which is not a 'server::tool' id"
 
 
-def load_queries(path: Path) -> list[Query]:
-    """Read ``queries.jsonl``; blank lines are skipped.
+def load_queries(path: Path, *, limit_bytes: int = DEFAULT_MAX_FILE_BYTES) -> list[Query]:
+    """Read ``queries.jsonl`` (at most ``limit_bytes``: the ``max_file_bytes`` setting); blank lines are
+    skipped.
 
     Raises CatalogFileError naming the file and the line for broken JSON, a line that is not an
     object, a missing field, a field of the wrong type, a malformed gold tool id, an empty slot or a
     duplicate id; and naming the file when it is missing, unreadable or holds no query.
     """
     try:
-        with path.open(encoding="utf-8") as handle:
-            lines = list(handle)
+        lines = read_text_limited(path, limit_bytes=limit_bytes, what="query file").split("\n")
     except FileNotFoundError:
         raise CatalogFileError(
             f"Query file {path} does not exist.", hint=_FORMAT_HINT, path=str(path)

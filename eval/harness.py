@@ -84,7 +84,9 @@ def run_eval(
     for arg in args:
         for folder in arg.folders:
             paths = check_dataset_dir(folder)
-            work.append((arg.name, paths, load_queries(paths.queries), catalog_size(paths)))
+            limit = settings.max_file_bytes
+            loaded = load_queries(paths.queries, limit_bytes=limit)
+            work.append((arg.name, paths, loaded, catalog_size(paths, limit_bytes=limit)))
     total = sum(len(queries) for _, _, queries, _ in work)
     all_queries: list[Query] = []
     predictions: list[Prediction] = []

@@ -16,15 +16,17 @@ from services.write.catalog import import_catalog_dir
 from services.write.enriching import enrich_catalog
 from tool_selector.confidence import Calibration
 from tool_selector.embedding import Embedder
+from tool_selector.errors import IndexDamagedError
+from tool_selector.files import DEFAULT_MAX_FILE_BYTES, read_bytes_limited
 from tool_selector.settings import Settings
 
 logger = logging.getLogger(__name__)
 
 
-def catalog_files_hash(paths: DatasetPaths) -> str:
+def catalog_files_hash(paths: DatasetPaths, limit_bytes: int = DEFAULT_MAX_FILE_BYTES) -> str:
     digest = hashlib.sha256()
     for path in (paths.servers, paths.tools):
-        digest.update(path.read_bytes())
+        digest.update(read_bytes_limited(path, limit_bytes=limit_bytes, what="catalog file"))
         digest.update(b"\0")
     return digest.hexdigest()
 
@@ -33,7 +35,8 @@ def workspace_dir(settings: Settings, paths: DatasetPaths, embedder_id: str, enr
     """One workspace per catalog, embedder and enricher, so runs with different enrichers never
     rewrite each other's index."""
     name = re.sub(r"[^A-Za-z0-9_.-]+", "_", paths.servers.parent.resolve().name) or "dataset"
-    key = hashlib.sha256(f"{catalog_files_hash(paths)}:{embedder_id}".encode()).hexdigest()[:12]
+    source = catalog_files_hash(paths, settings.max_file_bytes)
+    key = hashlib.sha256(f"{source}:{embedder_id}".encode()).hexdigest()[:12]
     return settings.cache_dir / "eval" / f"{name}-{key}-{enricher}"
 
 
@@ -63,12 +66,17 @@ def open_workspace(
     )
     store = container.store
     built = False
-    if store.get_meta("source_hash") != catalog_files_hash(paths):
+    source = catalog_files_hash(paths, settings.max_file_bytes)
+    if store.get_meta("source_hash") != source:
         logger.info("importing the catalog into eval workspace %s", work)
-        import_catalog_dir(container, paths.servers.parent, prune=True, actor="eval")
-        store.set_meta("source_hash", catalog_files_hash(paths))
+        import_catalog_dir(container, paths.servers.parent, prune=True, approve=True, actor="eval")
+        store.set_meta("source_hash", catalog_files_hash(paths, settings.max_file_bytes))
     enrich_catalog(container, container.enrichers(kind))
-    if not index_is_current(container) or container.backend.count() == 0:
+    try:
+        usable = index_is_current(container) and container.backend.count() > 0
+    except IndexDamagedError:  # a damaged workspace index: build_index makes it anew
+        usable = False
+    if not usable:
         logger.info("indexing eval workspace %s", work)
         build_index(container)
         built = True

@@ -1,7 +1,9 @@
 """The REST API (``tool-selector api``): parse, make one service call, render.
 
 Scopes: read (resolve, search, status, jobs), write (create), edit (update, delete, re-profile,
-sync), import (batch import), admin (audit). ``/health`` and the docs need no key.
+sync), import (batch import), approve (quarantined tools), admin (audit). ``/health`` and the docs
+need no key. The key is checked, and the body capped, before the body is read (routes/api_guard.py):
+``api.max_body_bytes``, and ``api.max_import_bytes`` for ``POST /api/v1/catalog/import``.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ import anyio
 from fastapi import APIRouter, Depends, FastAPI, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
+from routes import api_quarantine
 from routes.api_app import ERROR_RESPONSES, install_error_handlers, lifespan_for, need, ops
+from routes.api_guard import KeyThenBodyLimit
 from services.api.operations import EnrichmentStats, Health, Operations, ServerStatus
 from services.shared.auth import Principal
 from services.shared.container import Container
@@ -22,7 +26,6 @@ from services.write import registry
 from tool_selector.catalog import admin
 from tool_selector.catalog.admin import AuditRecord, JobRecord
 from tool_selector.catalog.batch import parse_batch_body
-from tool_selector.errors import InvalidInputError
 from tool_selector.models import (
     CreationMethod,
     Decision,
@@ -35,10 +38,11 @@ from tool_selector.models import (
     ToolSpec,
 )
 from tool_selector.settings import Settings
+from tool_selector.trust.limits import CappedDescription, CappedMetadata, CappedSchema, refuse_oversize
+from tool_selector.trust.shown import model_for_agent
 
 logger = logging.getLogger(__name__)
 
-MAX_IMPORT_BYTES = 50 * 1024 * 1024
 Ops = Annotated[Operations, Depends(ops)]
 Reader = Annotated[Principal, Depends(need("read"))]
 Writer = Annotated[Principal, Depends(need("write"))]
@@ -80,10 +84,20 @@ class SearchResponse(BaseModel):
 
 
 class ServerCreate(ServerSpec):
+    """A server to register, held to the caps of tool_selector/trust/limits.py (as a PATCH is)."""
+
+    description: CappedDescription = ""
+    metadata: CappedMetadata = Field(default_factory=dict)
     matching_mode: registry.MatchingMode = "auto"
 
 
 class ToolCreate(ToolSpec):
+    """A tool to register, held to the caps of tool_selector/trust/limits.py (as a PATCH is)."""
+
+    description: CappedDescription = ""
+    input_schema: CappedSchema = Field(default_factory=dict)
+    output_schema: CappedSchema | None = None
+    annotations: CappedSchema = Field(default_factory=dict)
     matching_mode: registry.MatchingMode = "auto"
     match_scope: registry.MatchScope = "server"
 
@@ -107,7 +121,8 @@ async def resolve(body: ResolveRequest, o: Ops, _: Reader) -> ResolveResponse:
             o.resolve, body.query, body.mode, body.limit, limiter=_RESOLVING
         )
     resolution, decision = answer
-    return ResolveResponse(**decision.model_dump(), resolution=resolution if body.explain else None)
+    response = ResolveResponse(**decision.model_dump(), resolution=resolution if body.explain else None)
+    return model_for_agent(response)  # agents read it: every text stripped of invisible characters
 
 
 @v1.get("/tools/search", tags=["search"])
@@ -121,10 +136,11 @@ def search_tools(
     """Ranked tools for a text (no tiers)."""
     hits = o.search_tools(q, mode, limit)
     tools = {t.id: t for t in (o.tool(h.id) for h in hits)}
-    return SearchResponse(
+    response = SearchResponse(
         query=q,
         tools=[ToolHit(**h.model_dump(), description=tools[h.id].description) for h in hits],
     )
+    return model_for_agent(response)  # like /resolve: what an agent may read, cleaned
 
 
 @v1.get("/servers", tags=["registration"])
@@ -255,6 +271,9 @@ _IMPORT_BODY: dict[str, Any] = {
 }
 
 
+IMPORT_PATH = "/api/v1/catalog/import"
+
+
 @v1.post("/catalog/import", tags=["registration"], status_code=202, openapi_extra=_IMPORT_BODY)
 async def import_catalog(
     request: Request,
@@ -266,10 +285,9 @@ async def import_catalog(
     """Import a batch as a job, all or nothing. The body is validated before the job starts (422 lists
     every problem with its line or item); GET the job for the counts."""
     raw = await request.body()
-    if len(raw) > MAX_IMPORT_BYTES:
-        raise InvalidInputError(f"The batch is over {MAX_IMPORT_BYTES // 2**20} MiB.", hint="Split it.")
     known = {s.name for s in o.container.store.list_servers()}
     batch = parse_batch_body(request.headers.get("content-type", ""), raw, known_servers=known)
+    refuse_oversize(batch.servers, batch.tools)
     job = o.submit_import(batch, mode=matching_mode, scope=match_scope, actor=who.actor)
     return JobAccepted(job=job, poll=f"/api/v1/jobs/{job.id}")
 
@@ -331,6 +349,9 @@ def build_app(settings: Settings, make_container: Callable[[], Container] | None
         lifespan=lifespan_for(make_container or (lambda: Container(settings))),
     )
     install_error_handlers(app)
+    api = settings.api
+    catalogs = {IMPORT_PATH: (api.max_import_bytes, "api.max_import_bytes")}  # the route taking a catalog
+    app.add_middleware(KeyThenBodyLimit, max_body_bytes=api.max_body_bytes, larger=catalogs)
 
     @app.get("/health", tags=["health"])
     def health(request: Request) -> Health:
@@ -339,4 +360,5 @@ def build_app(settings: Settings, make_container: Callable[[], Container] | None
         return operations.health()
 
     app.include_router(v1)
+    app.include_router(api_quarantine.router)
     return app

@@ -27,6 +27,8 @@ from tool_selector.errors import ToolSelectorError
 
 logger = logging.getLogger(__name__)
 
+PRINCIPAL = "tool_selector.principal"
+"""The ASGI scope key under which routes/api_guard.py hands the authenticated caller to ``need``."""
 _bearer = HTTPBearer(auto_error=False, description="An API key from `tool-selector keys create`.")
 
 
@@ -50,6 +52,7 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
         (401, "no API key, or an unknown or revoked one"),
         (403, "the key lacks the route's scope"),
         (404, "no such server, tool or job"),
+        (413, "the request body is over its limit (api.max_body_bytes; api.max_import_bytes for an import)"),
         (409, "conflict: the name exists, the server still has tools, or a write is in progress"),
         (422, "invalid request: see fields or problems"),
         (503, "the index is missing or stale, or the backend is unreachable"),
@@ -120,8 +123,9 @@ def install_error_handlers(app: FastAPI) -> None:
         message = str(exc.detail) if exc.detail else "Request failed."
         if exc.status_code == 404 and message == "Not Found":
             message = "No such route."
+        hint = getattr(exc, "hint", "See /docs for the routes.")  # a body over its cap says what to do
         return JSONResponse(
-            error_body(codes.get(exc.status_code, "http_error"), message, "See /docs for the routes."),
+            error_body(codes.get(exc.status_code, "http_error"), message, hint),
             status_code=exc.status_code,
             headers=getattr(exc, "headers", None),
         )
@@ -149,12 +153,14 @@ def need(scope: Scope | None) -> Callable[..., Awaitable[Principal]]:
     async def check(
         request: Request, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
     ) -> Principal:
-        # inline, not in a worker thread: one indexed SQLite read (~25 us) costs less than the hop
-        header = None if credentials is None else f"Bearer {credentials.credentials}"
-        if credentials is None and request.headers.get("authorization"):
-            header = request.headers["authorization"]  # malformed: authenticate says how
-        operations: Operations = request.app.state.ops
-        principal = authenticate(operations.container, header)
+        principal = request.scope.get(PRINCIPAL)  # authenticated by routes/api_guard.py, before the body
+        if not isinstance(principal, Principal):
+            # inline, not in a worker thread: one indexed SQLite read (~25 us) costs less than the hop
+            header = None if credentials is None else f"Bearer {credentials.credentials}"
+            if credentials is None and request.headers.get("authorization"):
+                header = request.headers["authorization"]  # malformed: authenticate says how
+            operations: Operations = request.app.state.ops
+            principal = authenticate(operations.container, header)
         if scope is not None:
             principal.require(scope)
         return principal

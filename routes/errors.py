@@ -50,6 +50,26 @@ ERROR_TABLE: tuple[tuple[type[e.ToolSelectorError], ErrorMapping], ...] = (
     (e.EmbedderError, ErrorMapping(503, 12, "embedder", "Retry later; if it persists, tell the operator.")),
     (e.StoreError, ErrorMapping(503, 13, "store", "Retry later; if it persists, tell the operator.")),
     (
+        e.CatalogDamagedError,
+        ErrorMapping(
+            503,
+            21,
+            "catalog_damaged",
+            "Tell the user the operator must restore catalog.db from a backup (or point "
+            "TOOL_SELECTOR_DATA_DIR at the right folder); nothing was changed.",
+        ),
+    ),
+    (
+        e.IndexDamagedError,
+        ErrorMapping(
+            503,
+            19,
+            "index_damaged",
+            "Tell the user the operator must run `tool-selector index rebuild` (nothing is lost), "
+            "then retry; until then no tool can be found here.",
+        ),
+    ),
+    (
         e.LockedError,
         ErrorMapping(409, 14, "locked", "Another run is in progress; retry when it has finished."),
     ),
@@ -61,6 +81,12 @@ ERROR_TABLE: tuple[tuple[type[e.ToolSelectorError], ErrorMapping], ...] = (
         e.UpstreamError,
         ErrorMapping(
             502, 17, "upstream", "Retry once; if it fails again, pick another server or tell the operator."
+        ),
+    ),
+    (
+        e.QuarantinedError,
+        ErrorMapping(
+            423, 18, "quarantined", "Use another tool, or tell the user an operator must approve it."
         ),
     ),
     (e.WorldError, ErrorMapping(503, 15, "unavailable", "Retry later; if it persists, tell the operator.")),

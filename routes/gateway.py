@@ -9,6 +9,9 @@ that ignore both still reach every tool through ``call_tool(power, tool, argumen
 
 Handlers parse, make one service call and render; errors become ``is_error`` tool results whose
 text says what to do next (the one table in ``routes/errors.py`` plus the tool's error hints).
+Rendering is where text leaves for the agent: answers, error texts and the proxied tool list are
+stripped of invisible characters there (``tool_selector/trust/shown.py``); proxied tool results pass as
+the upstream sent them, cut only to the gateway's size caps.
 """
 
 from __future__ import annotations
@@ -31,13 +34,16 @@ from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 
 from routes.errors import mapping_for, mcp_text
-from routes.gateway_auth import RequireKey
+from routes.gateway_auth import RequireKey, principal_of
+from services.gateway.access import may_call
 from services.gateway.hints import GATEWAY_HINTS
 from services.gateway.service import Caller, GatewayService, render_answer
-from services.gateway.tools import INSTRUCTIONS, gateway_tools
+from services.gateway.tools import INSTRUCTIONS, gateway_tools, proxied_listing
 from services.shared.container import Container
 from tool_selector.errors import ToolSelectorError
 from tool_selector.settings import Settings
+from tool_selector.trust.shown import for_agent
+from tool_selector.trust.text import strip_invisible
 
 logger = logging.getLogger(__name__)
 
@@ -85,10 +91,19 @@ def _caller(ctx: ServerRequestContext[GatewayService], transport: str, process_k
     request = ctx.request
     headers = getattr(request, "headers", None)
     session_id = headers.get("mcp-session-id") if headers is not None else None
-    return Caller(f"http-{session_id or 'stateless'}", "http", client)
+    return Caller(f"http-{session_id or 'stateless'}", "http", client, _scopes(ctx, transport))
+
+
+def _scopes(ctx: ServerRequestContext[GatewayService], transport: str) -> frozenset[str] | None:
+    """The scopes of the caller's API key over HTTP (none without one); None over stdio (no keys)."""
+    if transport == "stdio":
+        return None
+    principal = principal_of(getattr(ctx.request, "scope", {}))
+    return frozenset(principal.scopes) if principal is not None else frozenset()
 
 
 def _json_result(answer: dict[str, Any]) -> types.CallToolResult:
+    answer = for_agent(answer)  # every text an answer carries, stripped of invisible characters
     text = render_answer(answer)
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)], structured_content=answer
@@ -98,8 +113,9 @@ def _json_result(answer: dict[str, Any]) -> types.CallToolResult:
 def _error_result(tool: str, error: ToolSelectorError) -> types.CallToolResult:
     code = mapping_for(error).code
     hint = GATEWAY_HINTS[tool].error_hints.get(code, "") if tool in GATEWAY_HINTS else ""
-    text = mcp_text(error) + (f" ({tool}: {hint})" if hint else "")
-    body = {"error": code, "message": text, "can_proceed": code not in ("index_missing", "calibration")}
+    text = strip_invisible(mcp_text(error) + (f" ({tool}: {hint})" if hint else ""))  # it may quote upstreams
+    stuck = ("index_missing", "index_damaged", "calibration")  # nothing the agent does helps until fixed
+    body = {"error": code, "message": text, "can_proceed": code not in stuck}
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)], structured_content=body, is_error=True
     )
@@ -156,10 +172,9 @@ def build_server(
     async def list_tools(
         ctx: ServerRequestContext[GatewayService], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        proxied = [
-            tool.model_copy(update={"name": name, "description": f"[{power.name}] {tool.description or ''}"})
-            for name, (power, tool) in ctx.lifespan_context.proxied_tools().items()
-        ]
+        proxied = proxied_listing(ctx.lifespan_context.proxied_tools())
+        if not may_call(_scopes(ctx, transport)):
+            proxied = []  # a key without `call` could not call them: no need to show them
         return types.ListToolsResult(tools=gateway_tools() + proxied)
 
     async def call_tool(
@@ -220,14 +235,27 @@ async def serve_stdio(settings: Settings) -> None:
         group.cancel_scope.cancel()
 
 
+def http_app(
+    settings: Settings,
+    keys: Container,
+    *,
+    host: str = "127.0.0.1",
+    make_container: Callable[[], Container] | None = None,
+) -> RequireKey:
+    """The gateway's streamable HTTP app (at /mcp) behind the key check of routes/gateway_auth.py, which
+    reads the keys through ``keys`` (a container of its own: the gateway's is replaced on index reload)."""
+    server = build_server(settings, transport="http", make_container=make_container)
+    app = server.streamable_http_app(streamable_http_path="/mcp", host=host)
+    return RequireKey(app, keys, needs="read", key_check_s=settings.gateway.key_check_s)
+
+
 async def serve_http(settings: Settings, *, host: str, port: int) -> None:
     """Serve streamable HTTP at http://host:port/mcp (uvicorn handles SIGTERM/SIGINT gracefully).
-    Every request needs ``Authorization: Bearer <key>`` of a key with the read scope."""
+    Every request needs ``Authorization: Bearer <key>`` of a key with the read scope; running upstream
+    tools needs the call scope; a session works only with the key that opened it."""
     import uvicorn
 
-    server = build_server(settings, transport="http")
-    app = server.streamable_http_app(streamable_http_path="/mcp", host=host)
-    with Container(settings) as keys:  # its own: the gateway's container is replaced on index reload
-        guarded = RequireKey(app, keys, needs="read")
+    with Container(settings) as keys:
+        guarded = http_app(settings, keys, host=host)
         config = uvicorn.Config(guarded, host=host, port=port, log_level="warning", lifespan="on")
         await uvicorn.Server(config).serve()

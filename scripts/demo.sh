@@ -11,7 +11,7 @@ export TOOL_SELECTOR_DEMO_ROOT="${TOOL_SELECTOR_DEMO_ROOT:-$PWD}"
 ts=.venv/bin/tool-selector
 catalog="${1:-examples/demo-catalog}"
 echo "== import $catalog into $TOOL_SELECTOR_DATA_DIR" >&2
-"$ts" catalog import "$catalog" >/dev/null
+"$ts" catalog import "$catalog" --approve >/dev/null
 echo "== sync: discover $TOOL_SELECTOR_SERVERS_FILE, profile, enrich, index" >&2
 "$ts" sync
 for query in "what time is it in Tokyo" \

@@ -234,7 +234,7 @@ def demo_container(
     settings = Settings(data_dir=tmp_path_factory.mktemp("demo-data"), cache_dir=session_cache_dir)
     container = Container(settings, embedder=embedder)
     try:
-        import_catalog_dir(container, DEMO_CATALOG, actor="test")
+        import_catalog_dir(container, DEMO_CATALOG, approve=True, actor="test")
         build_index(container)
         yield container
     finally:
@@ -262,5 +262,23 @@ def api(
     from tool_selector.settings import Settings
 
     settings = Settings(data_dir=tmp_path / "unused", cache_dir=session_cache_dir)
+    with running_api(api_template, tmp_path / "api", settings, embedder) as running:
+        yield running
+
+
+@pytest.fixture
+def api_trusting(
+    api_template: Path, tmp_path: Path, session_cache_dir: Path, embedder: MiniLMEmbedder
+) -> Iterator[RunningApi]:
+    """``api`` with trust on first use for registrations and imports (``trust.registered`` and
+    ``trust.imported`` = tofu): for tests of registration mechanics that approval would only lengthen."""
+    from tests.support.api_helpers import running_api
+    from tool_selector.settings import Settings, TrustSettings
+
+    settings = Settings(
+        data_dir=tmp_path / "unused",
+        cache_dir=session_cache_dir,
+        trust=TrustSettings(registered="tofu", imported="tofu"),
+    )
     with running_api(api_template, tmp_path / "api", settings, embedder) as running:
         yield running

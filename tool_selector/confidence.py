@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from tool_selector.errors import CalibrationError
 from tool_selector.evidence import FEATURES
+from tool_selector.files import DEFAULT_MAX_FILE_BYTES, read_text_limited
 
 PACKAGED_CALIBRATION = "confidence-v2.json"
 FORMAT: Literal["tool-selector-calibration/2"] = "tool-selector-calibration/2"
@@ -183,16 +184,18 @@ class Calibration(BaseModel):
             )
 
 
-def load_calibration(path: Path | None = None) -> Calibration:
-    """The calibration at ``path``, or the one packaged with tool-selector."""
+def load_calibration(path: Path | None = None, *, limit_bytes: int = DEFAULT_MAX_FILE_BYTES) -> Calibration:
+    """The calibration at ``path`` (at most ``limit_bytes``: the ``max_file_bytes`` setting), or the one
+    packaged with tool-selector."""
     try:
         if path is None:
             text = resources.files("tool_selector.calibration").joinpath(PACKAGED_CALIBRATION).read_text()
             where = f"packaged {PACKAGED_CALIBRATION}"
         else:
-            text = path.read_text(encoding="utf-8")
+            what = "confidence calibration"
+            text = read_text_limited(path, limit_bytes=limit_bytes, what=what, error=CalibrationError)
             where = str(path)
-    except OSError as exc:
+    except (OSError, UnicodeDecodeError) as exc:
         raise CalibrationError(
             f"Cannot read the confidence calibration {path or PACKAGED_CALIBRATION}: {exc}.",
             hint="Point calibration_file at a file written by `tool-selector calibrate`, or unset it.",

@@ -14,8 +14,11 @@
         ├── BackendUnavailableError        the search backend cannot be reached
         ├── EmbedderError                  the embedding model could not be loaded or run
         ├── StoreError                     the catalog database could not be read or written
+        ├── CatalogDamagedError            the catalog database file is empty, damaged or not ours
+        ├── IndexDamagedError              a file of the search index is missing, cut off or garbage
         ├── LockedError                    another process holds a lock we need
         ├── LLMError                       the Claude API failed or answered something unusable
+        ├── QuarantinedError               a server's tool changed or looks poisoned: held until approved
         └── UpstreamError                  a configured MCP server failed to start, answer or list tools
 
 Adapters (CLI, REST, MCP) translate these through one table in ``routes/errors.py``.
@@ -91,12 +94,28 @@ class StoreError(WorldError):
     """The catalog database could not be read or written."""
 
 
+class CatalogDamagedError(WorldError):
+    """The catalog database file is empty, damaged, or not a tool-selector database. It is refused,
+    never replaced: it may be the only copy of the keys, pins and audit. Details: ``path``, ``problem``."""
+
+
+class IndexDamagedError(WorldError):
+    """A file of the embedded search index is missing, cut off or garbage. The index is made from the
+    catalog database, so ``tool-selector index rebuild`` repairs it. Details: ``path``, ``problem``."""
+
+
 class LockedError(WorldError):
     """Another process holds a lock we need."""
 
 
 class LLMError(WorldError):
     """The Claude API failed after its retries, or answered something that does not validate."""
+
+
+class QuarantinedError(WorldError):
+    """A tool's definition changed since it was approved, was never approved, or looks poisoned: it is
+    held (not listed, not callable) until someone with the ``approve`` scope approves it. A world error:
+    what the server serves changed, not what the caller asked."""
 
 
 class UpstreamError(WorldError):

@@ -111,12 +111,13 @@ def build_document(
 
 
 def build_documents(store: CatalogStore) -> tuple[list[ToolDocument], dict[str, str]]:
-    """Every tool's document, and the text each one's vector is made from (by document id)."""
+    """Every cleared tool's document (held tools stay out of the index), and the text each one's vector
+    is made from (by document id)."""
     servers = {s.name: s for s in store.list_servers()}
     enrichments = store.get_enrichments()
     docs: list[ToolDocument] = []
     texts: dict[str, str] = {}
-    for tool in store.list_tools():
+    for tool in store.list_tools(cleared_only=True):
         server = servers[tool.server]
         doc = build_document(tool, server, enrichments.get(tool.id))
         docs.append(doc)

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-from tool_selector.hashing import tool_hash
+from tool_selector.hashing import sha256_of, tool_hash
 
 
 class CreationMethod(StrEnum):
@@ -52,14 +52,29 @@ class ToolSpec(BaseModel):
     description: str = ""
     input_schema: dict[str, Any] = Field(default_factory=dict)
     annotations: dict[str, Any] = Field(default_factory=dict)
+    output_schema: dict[str, Any] | None = None
 
     @property
     def id(self) -> str:
         return tool_id(self.server, self.name)
 
     def compute_hash(self) -> str:
-        """sha256 of the canonical JSON of name + description + input schema."""
+        """sha256 of the canonical JSON of name + description + input schema (what search reads)."""
         return tool_hash(self.name, self.description, self.input_schema)
+
+    def definition(self) -> dict[str, Any]:
+        """What an agent is handed for this tool, and so what an approval pins."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": self.input_schema,
+            "output_schema": self.output_schema,
+            "annotations": self.annotations,
+        }
+
+    def definition_hash(self) -> str:
+        """sha256 of the canonical JSON of ``definition()``: the pinned hash (trust, issue 15)."""
+        return sha256_of(self.definition())
 
 
 class ServerRecord(ServerSpec):

@@ -30,6 +30,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from tool_selector.errors import CatalogFileError, InvalidInputError, NotFoundError
+from tool_selector.files import DEFAULT_MAX_FILE_BYTES, read_text_limited
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.@/ -]{0,99}$"
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -51,6 +52,9 @@ class ServerConfig(BaseModel):
     steering: str = Field(default="", max_length=4000, description="shown to the agent on activation")
     keywords: list[str] = Field(default_factory=list, description="extra search keywords for this server")
     timeout_s: float | None = Field(default=None, gt=0, le=600, description="overrides the discovery timeout")
+    trust: Literal["tofu", "approve"] | None = Field(
+        default=None, description="overrides the `trust.configured` setting for this server"
+    )
 
     @model_validator(mode="after")
     def _one_transport(self) -> ServerConfig:
@@ -131,7 +135,8 @@ def load_servers(path: Path) -> ServersFile:
     if not path.exists():
         return ServersFile()
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        text = read_text_limited(path, limit_bytes=DEFAULT_MAX_FILE_BYTES, what="server configuration")
+        raw = json.loads(text)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise CatalogFileError(
             f"Cannot read the server configuration {path}: {exc}.",
@@ -202,11 +207,12 @@ def _absolute_command(config: ServerConfig, base: Path) -> ServerConfig:
     return config
 
 
-def read_client_config(path: Path) -> ImportedServers:
+def read_client_config(path: Path, *, limit_bytes: int = DEFAULT_MAX_FILE_BYTES) -> ImportedServers:
     """Servers from a Claude Desktop, Claude Code (``~/.claude.json``, ``.mcp.json``) or Cursor
-    (``mcp.json``) configuration. Entries this product cannot run (SSE) are skipped with a reason."""
+    (``mcp.json``) configuration of at most ``limit_bytes`` (the ``max_file_bytes`` setting). Entries
+    this product cannot run (SSE) are skipped with a reason."""
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = json.loads(read_text_limited(path, limit_bytes=limit_bytes, what="client configuration"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise CatalogFileError(
             f"Cannot read {path}: {exc}.", hint="Give the path of a JSON client configuration."

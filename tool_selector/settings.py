@@ -14,17 +14,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
-from pydantic_settings import (
-    BaseSettings,
-    PydanticBaseSettingsSource,
-    SettingsConfigDict,
-    TomlConfigSettingsSource,
-)
+from pydantic_settings import BaseSettings, InitSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
 from tool_selector.errors import ConfigurationError
+from tool_selector.files import DEFAULT_MAX_FILE_BYTES, read_settings_toml
+from tool_selector.settings_weaviate import WeaviateSettings
 
 DEFAULT_FIELD_BOOSTS: dict[str, float] = {
     # Tool and server fields; ratios measured on msc_bench_dev L1-4 (see README "Retrieval tuning").
@@ -76,54 +72,6 @@ class TierThresholds(BaseModel):
         return self
 
 
-def _endpoint(url: str, setting: str, default_port: int) -> tuple[str, int, bool]:
-    parts = urlsplit(url if "://" in url else f"http://{url}")
-    if parts.scheme not in ("http", "https", "grpc", "grpcs") or not parts.hostname:
-        raise ConfigurationError(
-            f"{setting} = {url!r} is not an address Weaviate can be reached at.",
-            hint="Use http://HOST:PORT (or https://), e.g. http://localhost:8080 and http://localhost:50051.",
-        )
-    try:
-        port = parts.port or (443 if parts.scheme in ("https", "grpcs") else default_port)
-    except ValueError as exc:
-        raise ConfigurationError(
-            f"{setting} = {url!r} has a bad port: {exc}.", hint="Use http://HOST:PORT with a numeric port."
-        ) from exc
-    return parts.hostname, port, parts.scheme in ("https", "grpcs")
-
-
-class WeaviateSettings(BaseModel):
-    """The Weaviate backend (used when ``backend = "weaviate"``); passed whole to the backend."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    url: str = Field(default="http://localhost:8080", description="Weaviate's HTTP address (REST)")
-    grpc_url: str | None = Field(
-        default=None, description="Weaviate's gRPC address; None = the HTTP host, port 50051"
-    )
-    api_key: SecretStr | None = Field(default=None, description="API key, when the server asks for one")
-    collection: str = Field(
-        default="Tool", pattern=r"^[A-Z][A-Za-z0-9_]*$", description="collection (class) name"
-    )
-    connect_timeout_s: float = Field(default=5.0, gt=0, le=120, description="connect and health check")
-    query_timeout_s: float = Field(default=10.0, gt=0, le=600, description="one search or read")
-    insert_timeout_s: float = Field(default=60.0, gt=0, le=3600, description="one batch write")
-    max_attempts: int = Field(
-        default=3, ge=1, le=10, description="tries on transient failures (unreachable, 502-504, timeouts)"
-    )
-
-    def endpoints(self) -> tuple[tuple[str, int, bool], tuple[str, int, bool]]:
-        """((http host, port, secure), (grpc host, port, secure)), or a ConfigurationError."""
-        http = _endpoint(self.url, "weaviate.url", 8080)
-        grpc_address = self.grpc_url or f"{'https' if http[2] else 'http'}://{http[0]}:50051"
-        return http, _endpoint(grpc_address, "weaviate.grpc_url", 50051)
-
-    @property
-    def address(self) -> str:
-        (host, port, secure), (ghost, gport, _) = self.endpoints()
-        return f"{'https' if secure else 'http'}://{host}:{port} (gRPC {ghost}:{gport})"
-
-
 class ClaudeSettings(BaseModel):
     """The Claude enricher and its client; passed whole to the client."""
 
@@ -151,6 +99,22 @@ class GatewaySettings(BaseModel):
     stop_timeout_s: float = Field(
         default=6.0, gt=0, le=60, description="how long stopping one upstream may take"
     )
+    # ~25k tokens at ~4 characters a token: Claude Code's default limit on one MCP tool's output
+    max_result_chars: int = Field(
+        default=100_000,
+        ge=1_000,
+        le=10_000_000,
+        description="text of one proxied tool result shown to the agent; the rest is cut, with a note",
+    )
+    max_result_media_bytes: int = Field(
+        default=5 * 2**20,  # the Claude API's limit for one image
+        ge=0,
+        le=100 * 2**20,
+        description="images, audio and embedded resources of one proxied result; past it they are left out",
+    )
+    key_check_s: float = Field(
+        default=10.0, gt=0, le=3600, description="serve --http: how often open sessions' keys are checked"
+    )
 
 
 class ApiSettings(BaseModel):
@@ -164,6 +128,33 @@ class ApiSettings(BaseModel):
     write_wait_s: float = Field(
         default=30.0, gt=0, le=3600, description="how long a write waits for another write before a 409"
     )
+    max_body_bytes: int = Field(
+        default=2**20, ge=1024, le=2**30, description="largest request body; a larger one is refused (413)"
+    )
+    max_import_bytes: int = Field(
+        default=50 * 2**20, ge=1024, le=2**31, description="largest body of POST /api/v1/catalog/import"
+    )
+
+
+class TrustSettings(BaseModel):
+    """Which tool definitions are trusted on first use and which wait for a person's approval."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    configured: Literal["tofu", "approve"] = Field(
+        default="tofu",
+        description="servers in the operator's configuration: tofu = pin each tool the first time its "
+        "server is seen, hold later changes; approve = hold every definition until approved "
+        "(a server's own `trust` entry in servers.json wins)",
+    )
+    registered: Literal["tofu", "approve"] = Field(
+        default="approve", description="servers and tools registered or changed through the REST API"
+    )
+    imported: Literal["tofu", "approve"] = Field(
+        default="approve",
+        description="catalog imports (`catalog import` without --approve, REST import jobs) and server "
+        "entries added by `servers import`",
+    )
 
 
 # group -> (its model, the flat name prefix of earlier versions)
@@ -172,6 +163,7 @@ GROUPS: dict[str, tuple[type[BaseModel], str]] = {
     "claude": (ClaudeSettings, "claude_"),
     "gateway": (GatewaySettings, "gateway_"),
     "api": (ApiSettings, "api_"),
+    "trust": (TrustSettings, "trust_"),
 }
 # flat names of earlier versions that do not follow "<group>_<field>", and names read without the prefix
 _RENAMED = {"anthropic_api_key": ("claude", "api_key"), "anthropic_base_url": ("claude", "base_url")}
@@ -255,6 +247,11 @@ class Settings(BaseSettings):
     thresholds: TierThresholds = Field(default_factory=TierThresholds, description="the router's tier lines")
     calibration_file: Path | None = Field(default=None, description="None = the packaged calibration")
     max_query_chars: int = Field(default=32_000, ge=16, description="longer queries are refused")
+    max_file_bytes: int = Field(
+        default=DEFAULT_MAX_FILE_BYTES,
+        ge=1024,
+        description="largest catalog, batch, dataset, queries, calibration or client-config file read",
+    )
     candidates: int = Field(default=100, ge=10, description="hits per retriever before fusion")
     fusion: Literal["relative_score", "ranked"] = Field(
         default="relative_score", description="hybrid fusion: Weaviate's relativeScoreFusion or rankedFusion"
@@ -285,6 +282,7 @@ class Settings(BaseSettings):
     claude: ClaudeSettings = Field(default_factory=ClaudeSettings, description="the Claude enricher")
     gateway: GatewaySettings = Field(default_factory=GatewaySettings, description="the MCP gateway")
     api: ApiSettings = Field(default_factory=ApiSettings, description="the REST API")
+    trust: TrustSettings = Field(default_factory=TrustSettings, description="pinned tools and approvals")
 
     @property
     def db_path(self) -> Path:
@@ -348,8 +346,8 @@ class Settings(BaseSettings):
             _FlatEnvironment(settings_cls),
         ]
         toml_path = os.environ.get("TOOL_SELECTOR_CONFIG_FILE")
-        if toml_path:
-            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=Path(toml_path)))
+        if toml_path and Path(toml_path).exists():  # read with a size limit: it may name /dev/zero
+            sources.append(InitSettingsSource(settings_cls, init_kwargs=read_settings_toml(Path(toml_path))))
         return tuple(sources)
 
 

@@ -21,9 +21,12 @@ def api(
     import uvicorn
 
     from routes.api import build_app
+    from services.shared.container import Container
 
     with mapped_errors():
         settings = cli_settings()
+        with Container(settings) as container:
+            container.store.counts()  # refuse an empty, damaged or foreign catalog here, saying what to do
         application = build_app(settings)
         typer.echo(f"tool-selector API on http://{host}:{port} (docs at /docs)", err=True)
         uvicorn.run(application, host=host, port=port, log_level=settings.log_level.lower(), access_log=False)

@@ -30,10 +30,14 @@ servers_app = typer.Typer(
     no_args_is_help=True, help="The MCP servers tool-selector discovers (mcpServers format)."
 )
 keys_app = typer.Typer(no_args_is_help=True, help="API keys for the REST API and the HTTP gateway.")
+quarantine_app = typer.Typer(
+    no_args_is_help=True, help="Tool definitions held until approved: changed, never approved, or poisoned."
+)
 app.add_typer(catalog_app, name="catalog")
 app.add_typer(index_app, name="index")
 app.add_typer(servers_app, name="servers")
 app.add_typer(keys_app, name="keys")
+app.add_typer(quarantine_app, name="quarantine")
 
 # Choices taken from the settings' own Literal fields, so the CLI cannot offer a value the settings
 # refuse (or miss one they accept); typer validates them and lists them on a wrong value.

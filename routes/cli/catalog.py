@@ -1,5 +1,5 @@
-"""``catalog import | list | register`` and ``index build | rebuild``: the catalog database and the
-search index made from it."""
+"""``catalog import | list | register | backup`` and ``index build | rebuild``: the catalog database and
+the search index made from it."""
 
 from __future__ import annotations
 
@@ -27,6 +27,13 @@ from tool_selector.settings import Settings
 def catalog_import(
     folder: Annotated[Path, typer.Argument(help="A folder with servers.json and tools.json")],
     prune: Annotated[bool, typer.Option(help="Also remove servers that are not in this catalog")] = False,
+    approve: Annotated[
+        bool,
+        typer.Option(
+            help="Approve these definitions now (else trust.imported decides; by default they wait for "
+            "`quarantine approve`). What the scanner quarantines is held either way."
+        ),
+    ] = False,
 ) -> None:
     """Import a catalog folder (benchmark format) into the catalog database, all or nothing."""
     from services.shared.auth import cli_principal
@@ -34,9 +41,17 @@ def catalog_import(
     from services.write.catalog import import_catalog_dir
 
     with mapped_errors(), Container(cli_settings()) as container:
-        echo_json(
-            import_catalog_dir(container, folder, prune=prune, actor=cli_principal().actor).model_dump()
+        summary = import_catalog_dir(
+            container, folder, prune=prune, approve=approve, actor=cli_principal().actor
         )
+        echo_json(summary.model_dump())
+        if summary.held:
+            typer.echo(
+                f"{len(summary.held)} tool definition(s) wait for approval and stay out of the index: "
+                "`tool-selector quarantine list`, then `quarantine approve ID` "
+                "(or re-import with --approve).",
+                err=True,
+            )
 
 
 @catalog_app.command("list")
@@ -75,11 +90,25 @@ def catalog_register(
 
     with mapped_errors(), Container(cli_settings()) as container:
         known = {s.name for s in container.store.list_servers()}
-        batch = read_batch_file(path, fmt, known_servers=known)
+        limit = container.settings.max_file_bytes
+        batch = read_batch_file(path, fmt, known_servers=known, limit_bytes=limit)
         result = import_batch(
             container, batch, mode=matching_mode, scope=match_scope, actor=cli_principal().actor
         )
         echo_json(result.model_dump(mode="json"))
+
+
+@catalog_app.command("backup")
+def catalog_backup(
+    out: Annotated[Path, typer.Argument(help="The file to write (it must not exist yet)")],
+) -> None:
+    """Copy the catalog database, consistently, while it is in use: servers, tools, keys, pins,
+    approvals and audit. Restore by putting the copy in place as catalog.db (see the operator guide)."""
+    from services.shared.container import Container
+    from tool_selector.catalog.database import backup
+
+    with mapped_errors(), Container(cli_settings()) as container:
+        echo_json({"backup": str(out), **backup(container.store, out)})
 
 
 @index_app.command("build")
@@ -89,7 +118,7 @@ def index_build(
     """Bring the search index in line with the catalog (only changed tools are embedded).
 
     Exit 20 when some documents could not be written (see "errors"): the index then stays marked
-    stale, and the next build writes them."""
+    stale, and the next build writes them. A damaged index is made anew from the catalog, with a warning."""
     from services.shared.container import Container
     from services.shared.indexing import build_index
 
@@ -106,7 +135,9 @@ def index_rebuild(
         BackendChoice | None, typer.Option(help="embedded or weaviate; default: the configured backend")
     ] = None,
 ) -> None:
-    """Empty a backend and fill it again from the catalog store (e.g. `--backend weaviate`, and back)."""
+    """Empty a backend and fill it again from the catalog store (e.g. `--backend weaviate`, and back).
+
+    The old index is never read, so this is also the repair of a damaged one (exit 19, `index_damaged`)."""
     from services.shared.container import Container
     from services.shared.indexing import rebuild_index
 

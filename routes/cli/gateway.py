@@ -21,9 +21,10 @@ def serve(
     """Run the MCP gateway (resolve_intent, activate_power, call_tool, ...) for an MCP client.
 
     Over stdio by default (what Claude Desktop and Claude Code start); with --http PORT at
-    http://HOST:PORT/mcp, where every request needs an API key with the read scope
-    (`tool-selector keys create NAME --role viewer`). Logs go to stderr. Every upstream server is
-    stopped on exit."""
+    http://HOST:PORT/mcp, where every request needs an API key with the read scope, and starting or
+    calling upstream tools the call scope (`tool-selector keys create NAME --role editor`; a viewer key
+    may only resolve and query). A session works only with the key that opened it and is closed when
+    that key is revoked. Logs go to stderr. Every upstream server is stopped on exit."""
     from routes.gateway import serve_http, serve_stdio
     from services.shared.container import Container
     from services.shared.resolving import ResolveService
@@ -49,9 +50,15 @@ def stats(
 
     with mapped_errors(), Container(cli_settings()) as container:
         found = container.store.get_gateway_sessions(limit=sessions)
+        held = sorted(container.store.held_tool_ids())
     if as_json:
         echo_json([s.model_dump(mode="json") for s in found])
         return
+    if held:
+        typer.echo(
+            f"quarantined: {len(held)} tool(s) held, not offered to agents: {', '.join(held[:20])}"
+            f"{' ...' if len(held) > 20 else ''} (`tool-selector quarantine list`)"
+        )
     if not found:
         typer.echo("No gateway sessions recorded yet. Run `tool-selector serve` from an MCP client.")
         return
@@ -79,8 +86,10 @@ def tokens(
     from services.shared.resolving import ResolveService
 
     with mapped_errors():
-        queries = read_queries(queries_file)  # a bad file is reported before the index is loaded
-        with Container(cli_settings()) as container:
+        settings = cli_settings()
+        # a bad file is reported before the index is loaded
+        queries = read_queries(queries_file, limit_bytes=settings.max_file_bytes)
+        with Container(settings) as container:
             report = account_tokens(ResolveService(container), queries)
     if as_json:
         echo_json(report.model_dump())
@@ -114,8 +123,6 @@ def bench_gateway_command(
     from services.gateway.tokens import read_queries
 
     with mapped_errors():
-        echo_json(
-            bench_gateway(
-                cli_settings(), servers, read_queries(queries), power=power, calls=calls, rounds=rounds
-            )
-        )
+        settings = cli_settings()
+        texts = read_queries(queries, limit_bytes=settings.max_file_bytes)
+        echo_json(bench_gateway(settings, servers, texts, power=power, calls=calls, rounds=rounds))

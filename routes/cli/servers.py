@@ -107,6 +107,13 @@ def servers_import(
     replace: Annotated[
         bool, typer.Option(help="Overwrite servers already configured under the same name")
     ] = False,
+    trust: Annotated[
+        bool,
+        typer.Option(
+            help="Trust their tools on first use, as servers you add yourself (else trust.imported decides: "
+            "by default their tools wait for `quarantine approve` after the first sync)"
+        ),
+    ] = False,
 ) -> None:
     """Import the servers of a Claude Desktop, Claude Code or Cursor configuration."""
     from services.shared.auth import cli_principal
@@ -114,7 +121,8 @@ def servers_import(
     from services.write.servers import import_servers
 
     with mapped_errors(), Container(cli_settings()) as container:
-        echo_json(import_servers(container, file, replace=replace, actor=cli_principal().actor).model_dump())
+        summary = import_servers(container, file, replace=replace, trust=trust, actor=cli_principal().actor)
+        echo_json(summary.model_dump())
 
 
 def _set_enabled(name: str, enabled: bool) -> None:

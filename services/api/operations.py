@@ -73,6 +73,9 @@ class EnrichmentStats(BaseModel):
     discovery: dict[str, int] = Field(description="configured servers per state: ok, stale, failed")
     index_current: bool
     last_sync: SyncSummary | None
+    quarantined: list[str] = Field(
+        default_factory=list, description="tools held until approved (at most 200); GET /api/v1/quarantine"
+    )
 
 
 class Health(BaseModel):
@@ -86,6 +89,11 @@ class Health(BaseModel):
     last_sync_ok: bool | None
     stale_servers: list[str]
     failed_servers: list[str]
+    quarantined: list[str] = Field(
+        default_factory=list,
+        description="tools held until approved (at most 200): out of the index and the gateway; "
+        "GET /api/v1/quarantine shows why",
+    )
 
 
 class Operations:
@@ -228,6 +236,7 @@ class Operations:
             discovery=discovery,
             index_current=index_is_current(self.container),
             last_sync=last_sync(self.container),
+            quarantined=sorted(store.held_tool_ids())[:200],
         )
 
     def health(self) -> Health:
@@ -253,6 +262,7 @@ class Operations:
             last_sync_ok=None if synced is None else synced.ok,
             stale_servers=sorted(s.server for s in statuses if s.state == "stale"),
             failed_servers=sorted(s.server for s in statuses if s.state == "failed"),
+            quarantined=sorted(store.held_tool_ids())[:200],
         )
 
     @staticmethod

@@ -28,6 +28,7 @@ import anyio
 from anyio.abc import TaskGroup
 from mcp import MCPError, types
 
+from services.gateway.results import capped_result
 from services.shared.upstream import (
     Phase,
     UpstreamSession,
@@ -54,6 +55,7 @@ class Power:
     config: ServerConfig
     state: PowerState = "starting"
     tools: list[types.Tool] = field(default_factory=list)
+    held: dict[str, str] = field(default_factory=dict)  # tools held in quarantine -> what an agent reads
     instructions: str = ""
     error: str = ""
     started_at: float = 0.0
@@ -85,6 +87,9 @@ class Activation:
 
 
 ChangeCallback = Callable[[str, ChangeReason], Awaitable[None]]
+VetCallback = Callable[[str, ServerConfig, list[types.Tool]], Awaitable[dict[str, str]]]
+"""Checks a server's live tools against their approved definitions before the power is ready;
+returns the held tools' names with the message an agent reads (they are never listed or called)."""
 
 
 class PowerManager:
@@ -97,9 +102,11 @@ class PowerManager:
         environ: Mapping[str, str],
         settings: GatewaySettings,
         on_change: ChangeCallback | None = None,
+        vet: VetCallback | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._configs = configs
+        self.vet = vet
         self._environ = dict(environ)
         self.settings = settings
         self.on_change = on_change
@@ -223,8 +230,12 @@ class PowerManager:
                     ) as upstream:
                         power.phase = "list_tools"
                         listing = await list_all_tools(upstream.session)
+                        held: dict[str, str] = {}
+                        if self.vet is not None:
+                            held = await self.vet(power.name, power.config, listing.tools)
                         scope.deadline = math.inf
-                        power.upstream, power.tools = upstream, listing.tools
+                        power.upstream, power.held = upstream, held
+                        power.tools = [t for t in listing.tools if t.name not in held]
                         power.instructions = upstream.init_result.instructions or ""
                         power.start_seconds = time.perf_counter() - started
                         power.state, power.phase = "ready", "done"
@@ -294,7 +305,8 @@ class PowerManager:
 
     async def call(self, name: str, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
         """One ``tools/call`` on a ready power. Upstream failures raise UpstreamError with what to do;
-        a tool's own error comes back as the upstream's ``is_error`` result, unchanged."""
+        a tool's own error comes back as the upstream's ``is_error`` result, unchanged. Results are
+        cut to the gateway's size caps (``services/gateway/results.py``)."""
         power = self.get(name)
         if power is None or power.upstream is None:
             raise UpstreamError(
@@ -307,7 +319,7 @@ class PowerManager:
         power.calls += 1
         timeout = self.settings.call_timeout_s
         try:
-            return await power.upstream.session.call_tool(tool, arguments, read_timeout_seconds=timeout)
+            result = await power.upstream.session.call_tool(tool, arguments, read_timeout_seconds=timeout)
         except MCPError as exc:
             if exc.code == types.REQUEST_TIMEOUT:
                 raise UpstreamError(
@@ -325,6 +337,10 @@ class PowerManager:
         except (anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
             await self._crashed(power)
             raise upstream_error(name, power.config, "call_tool", exc) from exc
+        limits = self.settings
+        return capped_result(
+            result, max_chars=limits.max_result_chars, max_media_bytes=limits.max_result_media_bytes
+        )
 
     async def _crashed(self, power: Power) -> None:
         power.state = "crashed"

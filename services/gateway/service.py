@@ -24,14 +24,19 @@ from typing import Any
 import anyio
 from mcp import types
 
+from services.gateway.access import lacks_call, may_call, require_call
 from services.gateway.catalog_query.view import CatalogView
 from services.gateway.hints import HintTracker, Suggestion
 from services.gateway.powers import Activation, ChangeReason, Power, PowerManager
+from services.gateway.runnable import catalog_only, mark_runnable, not_runnable_note
 from services.shared.container import Container
 from services.shared.live import LiveResolver
+from services.write.quarantine import refresh_after_hold, refuse_held, vet_live_tools
 from tool_selector.errors import InvalidInputError, NotFoundError
 from tool_selector.models import Decision, GatewaySessionStats, ToolSummary
 from tool_selector.servers_config import ServerConfig, load_servers
+from tool_selector.trust.limits import cut
+from tool_selector.trust.shown import server_instructions
 
 logger = logging.getLogger(__name__)
 
@@ -57,7 +62,7 @@ def tool_json(power: str, tool: ToolSummary | types.Tool) -> dict[str, Any]:
         description, schema = tool.description, tool.input_schema
     return {
         "name": tool.name,
-        "description": description,
+        "description": cut(description),  # at most limits.DESCRIPTION_CHARS, whatever the upstream sent
         "input_schema": schema,
         "call_as": namespaced(power, tool.name),
     }
@@ -65,11 +70,13 @@ def tool_json(power: str, tool: ToolSummary | types.Tool) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Caller:
-    """Who is calling: a session id (per MCP connection), its transport and client name."""
+    """Who is calling: a session id (per MCP connection), its transport and client name, and the scopes
+    of its API key (None over stdio: the local operator may do everything; see access.py)."""
 
     session_id: str
     transport: str = "stdio"
     client: str = ""
+    scopes: frozenset[str] | None = None
 
 
 ChangeListener = Callable[[], Awaitable[None]]
@@ -99,6 +106,7 @@ class GatewayService:
             environ=environ,
             settings=settings.gateway,
             on_change=self._powers_changed,
+            vet=self._vet,
         )
 
     def _record_session(self, stats: GatewaySessionStats) -> None:
@@ -114,6 +122,15 @@ class GatewayService:
     async def warm_up(self) -> None:
         """Load the embedding model in a worker thread so that the first resolve is fast."""
         await anyio.to_thread.run_sync(self.live.decide, "warm up", limiter=self._limiter)
+
+    async def _vet(self, name: str, config: ServerConfig, tools: list[types.Tool]) -> dict[str, str]:
+        """The live tools checked against their pins (a worker thread: it reads and writes the catalog);
+        when this holds a tool anew, the index is brought in line so it is not found either."""
+        held, new = await anyio.to_thread.run_sync(vet_live_tools, self.container, name, config, tools)
+        if new:
+            await anyio.to_thread.run_sync(refresh_after_hold, self.container)
+            self.live.expire()
+        return held
 
     async def _powers_changed(self, name: str, reason: ChangeReason) -> None:
         logger.info("power %s %s", name, reason)
@@ -135,8 +152,17 @@ class GatewayService:
     async def resolve_intent(self, caller: Caller, query: str) -> dict[str, Any]:
         decision = await anyio.to_thread.run_sync(self.live.decide, query, limiter=self._limiter)
         answer = decision_json(decision)
+        runnable = self.powers.configured()
+        mark_runnable(answer, runnable)
         suggestions: list[Suggestion] = []
-        if decision.status == "activated" and decision.power is not None:
+        browse = Suggestion("catalog_query", "to browse", {"query_type": "servers"})
+        if decision.status == "activated" and decision.power is not None and decision.power not in runnable:
+            catalog_only(answer, decision.power, decision.confidence)  # never started: not configured here
+            suggestions.append(browse)
+        elif decision.status == "activated" and decision.power is not None and not may_call(caller.scopes):
+            lacks_call(answer, decision.power, decision.confidence)  # the key may not start anything
+            suggestions.append(browse)
+        elif decision.status == "activated" and decision.power is not None:
             try:
                 activation = await self.powers.activate(decision.power)
             except Exception as exc:  # the match stands; the agent learns why the power is not ready
@@ -151,14 +177,17 @@ class GatewayService:
                 suggestions += _call_suggestions(activation.power)
         elif decision.status == "multiple_matches":
             for match in decision.matches or []:
-                suggestions.append(
-                    Suggestion("activate_power", f"if {match.power} fits", {"name": match.power})
-                )
+                if match.power in runnable:
+                    suggestions.append(
+                        Suggestion("activate_power", f"if {match.power} fits", {"name": match.power})
+                    )
         elif decision.status == "weak_matches":
             suggestions.append(Suggestion("resolve_intent", "after the user clarifies", {"query": "..."}))
-            suggestions.append(Suggestion("catalog_query", "to browse", {"query_type": "servers"}))
-        else:
-            suggestions.append(Suggestion("catalog_query", "to browse", {"query_type": "servers"}))
+        if decision.status in ("multiple_matches", "weak_matches"):
+            idle = [m.power for m in decision.matches or [] if m.power not in runnable]
+            answer["message"] += not_runnable_note(idle) if idle else ""
+        if not suggestions or decision.status == "weak_matches":
+            suggestions.append(browse)
         answer["suggested_next_actions"] = self.hints.offer(caller.session_id, suggestions)
         return answer
 
@@ -171,14 +200,17 @@ class GatewayService:
             "ready": True,
             "already_active": activation.already_active,
             "tools": [tool_json(power.name, t) for t in power.tools],
-            "steering": power.config.steering or power.instructions[:2000],
+            "steering": power.config.steering or server_instructions(power.instructions)[:2000],
         }
+        if power.held:
+            answer["held_tools"] = power.held  # held in quarantine: named, never shown or callable
         if activation.evicted:
             answer["stopped_to_make_room"] = activation.evicted
         return answer
 
     async def activate_power(self, caller: Caller, name: str) -> dict[str, Any]:
         name = _required(name, "name", "activate_power(name='git')")
+        require_call(caller.scopes, f"start the power '{name}'")
         prerequisite = self.hints.prerequisite(caller.session_id, "activate_power")
         activation = await self.powers.activate(name)
         answer = {"status": "activated", **self._activation_json(activation)}
@@ -196,6 +228,7 @@ class GatewayService:
 
     async def deactivate_power(self, caller: Caller, name: str) -> dict[str, Any]:
         name = _required(name, "name", "deactivate_power(name='git')")
+        require_call(caller.scopes, f"stop the power '{name}'")
         stopped = await self.powers.deactivate(name)
         suggestions = [Suggestion("resolve_intent", "for the next request", {"query": "..."})]
         return {
@@ -210,6 +243,7 @@ class GatewayService:
     async def call_tool(
         self, caller: Caller, power_name: str, tool: str, arguments: Mapping[str, Any] | None
     ) -> types.CallToolResult:
+        require_call(caller.scopes, "call an upstream tool")
         power_name = _required(power_name, "power", "call_tool(power='time', tool='get_current_time')")
         tool = _required(tool, "tool", "call_tool(power='time', tool='get_current_time')")
         if arguments is not None and not isinstance(arguments, Mapping):
@@ -220,6 +254,8 @@ class GatewayService:
         power = self.powers.get(power_name)
         if power is None:
             power = (await self.powers.activate(power_name)).power
+        if tool in power.held:
+            raise refuse_held(power_name, tool, power.held[tool])
         if power.tool(tool) is None:
             raise NotFoundError(
                 f"The power {power_name!r} has no tool {tool!r}. Its tools: "
@@ -234,7 +270,12 @@ class GatewayService:
     async def call_namespaced(
         self, caller: Caller, name: str, arguments: Mapping[str, Any] | None
     ) -> types.CallToolResult:
+        require_call(caller.scopes, f"call the tool {name!r}")
         found = self.proxied_tools().get(name)
+        for power in self.powers.active() if found is None else ():
+            for held, message in power.held.items():
+                if namespaced(power.name, held) == name:
+                    raise refuse_held(power.name, held, message)
         if found is None:
             raise NotFoundError(
                 f"No active tool is called {name!r}: its power is not active (it may have been stopped "
@@ -263,9 +304,11 @@ class GatewayService:
             )
         view, powers = await anyio.to_thread.run_sync(self._catalog_view, limiter=self._limiter)
         answer = view.query(query_type, filters)
+        runnable = self.powers.configured()
+        mark_runnable(answer, runnable)
         suggestions: list[Suggestion] = []
         server = answer.get("server") or (answer.get("filters") or {}).get("server")
-        if isinstance(server, str) and server in powers:
+        if isinstance(server, str) and server in powers and server in runnable:
             suggestions.append(Suggestion("activate_power", f"to use {server}", {"name": server}))
         suggestions.append(Suggestion("resolve_intent", "to let the gateway pick", {"query": "..."}))
         answer["suggested_next_actions"] = self.hints.offer(caller.session_id, suggestions)

@@ -23,6 +23,7 @@ from services.gateway.service import decision_json, namespaced, render_answer
 from services.gateway.tools import gateway_tools
 from services.shared.resolving import ResolveService
 from tool_selector.errors import CatalogFileError
+from tool_selector.files import DEFAULT_MAX_FILE_BYTES, read_text_limited
 from tool_selector.routing import PowerInfo
 from tool_selector.tokens import TOKENIZER_NAME, count_tokens
 
@@ -78,10 +79,12 @@ def gateway_definitions_tokens() -> int:
     return count_tokens(_tools_list_json(tools))
 
 
-def read_queries(path: Path) -> list[str]:
-    """One query a line: plain text, or JSON objects with a "query" field (queries.jsonl)."""
+def read_queries(path: Path, *, limit_bytes: int = DEFAULT_MAX_FILE_BYTES) -> list[str]:
+    """One query a line: plain text, or JSON objects with a "query" field (queries.jsonl); the file is at
+    most ``limit_bytes`` (the ``max_file_bytes`` setting)."""
     try:
-        lines = [line.strip() for line in path.read_text(encoding="utf-8").splitlines()]
+        text = read_text_limited(path, limit_bytes=limit_bytes, what="queries file")
+        lines = [line.strip() for line in text.splitlines()]
     except (OSError, UnicodeDecodeError) as exc:
         raise CatalogFileError(
             f"Cannot read the queries file {path}: {exc}.",

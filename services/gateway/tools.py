@@ -1,15 +1,20 @@
-"""The gateway's own five tools as an MCP client lists them: name, description, schema and hints.
+"""The gateway's tool list as an MCP client reads it: its own five tools (name, description, schema and
+hints), then every active power's tools under ``power__tool`` names (``proxied_listing``).
 
 Kept apart from the MCP server (``routes/gateway.py``) because token accounting counts them too.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from mcp import types
 
 from services.gateway.hints import GATEWAY_HINTS
+from services.gateway.powers import Power
+from tool_selector.trust.limits import cut
+from tool_selector.trust.text import clean_json
 
 HINTS_META_KEY = "io.github.tool-selector/hints"
 INSTRUCTIONS = (
@@ -83,3 +88,15 @@ def gateway_tools() -> list[types.Tool]:
             )
         )
     return tools
+
+
+def proxied_listing(proxied: Mapping[str, tuple[Power, types.Tool]]) -> list[types.Tool]:
+    """The active powers' tools as ``tools/list`` shows them: under their namespaced names, the
+    description prefixed with the power's name and cut to the cap, and every text of the definition
+    (title, description, input and output schema, annotations, _meta) stripped of invisible characters."""
+    listed = []
+    for name, (power, tool) in proxied.items():
+        data = tool.model_dump(mode="json", by_alias=True, exclude_none=True)
+        data |= {"name": name, "description": cut(f"[{power.name}] {tool.description or ''}")}
+        listed.append(types.Tool.model_validate(clean_json(data)))
+    return listed

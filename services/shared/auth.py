@@ -2,7 +2,14 @@
 
 A key reads ``tsk_<id>_<secret>``; only its sha256 is stored. Roles are sets of scopes
 (``tool_selector/catalog/admin.py``): viewer read; contributor read, write; editor read, write, edit,
-import; admin everything.
+import, call; admin everything (read, write, edit, import, call, approve, admin). ``call`` runs upstream
+tools through the gateway over HTTP (``activate_power``, ``call_tool``, ``power__tool``); ``approve``
+approves or rejects quarantined tools. A key may be narrowed to some of its role's scopes.
+
+Keys stored before ``call`` and ``approve`` existed keep working: a key holding exactly its role's full
+set of then (a key made with the role's defaults) is given the role's scopes of now, once, when keys
+are first read (``admin.upgrade_key_scopes``; an editor key gains ``call``, an admin key ``call`` and
+``approve``); a narrowed key keeps what it had.
 """
 
 from __future__ import annotations
@@ -108,6 +115,12 @@ def list_keys(container: Container) -> list[ApiKeyRecord]:
     return admin.list_keys(container.store)
 
 
+def revoked_among(container: Container, key_ids: set[str]) -> set[str]:
+    """Which of these keys are revoked (or no longer stored)."""
+    active = {record.id for record in admin.list_keys(container.store) if record.active}
+    return key_ids - active
+
+
 def authenticate(container: Container, authorization: str | None) -> Principal:
     """The caller behind an ``Authorization: Bearer <key>`` header, or AuthError (401)."""
     if not authorization:
@@ -131,7 +144,9 @@ def authenticate(container: Container, authorization: str | None) -> Principal:
         )
     if record.revoked_at is not None:
         raise AuthError(
-            f"API key {record.id!r} ({record.name}) was revoked.", hint="Ask an admin for a new key."
+            f"API key {record.id!r} ({record.name}) was revoked.",
+            hint="Ask an admin for a new key.",
+            revoked_key_id=record.id,
         )
     now = datetime.now(UTC)
     if record.last_used_at is None or now - record.last_used_at > _TOUCH_EVERY:

@@ -138,7 +138,7 @@ class Container:
     def calibration(self) -> Calibration:
         if self._calibration is not None:
             return self._calibration
-        return load_calibration(self.settings.calibration_file)
+        return load_calibration(self.settings.calibration_file, limit_bytes=self.settings.max_file_bytes)
 
     @cached_property
     def resolver(self) -> Resolver:

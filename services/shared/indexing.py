@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable
 
 from services.shared.container import Container
-from tool_selector.errors import IndexMissingError
+from tool_selector.errors import IndexDamagedError, IndexMissingError
 from tool_selector.indexing import IndexSummary, index_catalog
 
 logger = logging.getLogger(__name__)
@@ -41,16 +41,18 @@ def refresh_index(
 
     ``rebuild`` rewrites every document; ``drop`` first empties the backend (a Weaviate collection is
     dropped and made anew); ``only_if_stale`` does nothing when the index is current and not empty.
+    A damaged index is dropped and made anew from the catalog, which holds everything it is made from.
     """
     store = container.store
-    if only_if_stale and index_is_current(container) and container.backend.count() > 0:
+    damaged = not drop and _damaged(container)
+    if only_if_stale and not damaged and index_is_current(container) and container.backend.count() > 0:
         tools = store.counts()[1]
         return IndexSummary(documents=tools, unchanged=tools)
-    if drop:
+    if drop or damaged:
         container.backend.drop()
     built_from = store.catalog_hash()  # taken first: a change made meanwhile leaves the index stale
     summary = index_catalog(
-        store, container.backend, container.embedder, rebuild=rebuild or drop, progress=progress
+        store, container.backend, container.embedder, rebuild=rebuild or drop or damaged, progress=progress
     )
     if summary.errors:
         logger.warning(
@@ -59,6 +61,15 @@ def refresh_index(
     else:
         store.set_meta(container.index_key, built_from)
     return summary
+
+
+def _damaged(container: Container) -> bool:
+    try:
+        container.backend.count()
+    except IndexDamagedError as exc:
+        logger.warning("%s Rebuilding it from the catalog.", exc.message)
+        return True
+    return False
 
 
 def _require_tools(container: Container) -> None:

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from services.shared.container import Container
 from services.shared.indexing import indexed_catalog_hash
 from services.shared.resolving import ResolveService
-from tool_selector.errors import IndexMissingError
+from tool_selector.errors import IndexDamagedError, IndexMissingError
 from tool_selector.models import Decision, Resolution, SearchMode
 
 logger = logging.getLogger(__name__)
@@ -74,6 +74,13 @@ class LiveResolver:
         writing = self._writing()
         try:
             fresh = ResolveService(self.container, allow_stale=writing)
+        except IndexDamagedError:
+            # the backend now holds nothing to serve: forget the service, so that every read looks
+            # again and picks up the repair (`index rebuild` keeps the mark, so the mark cannot tell)
+            self._service, self._built_for = None, None
+            with self._answers_lock:
+                self._answers.clear()
+            raise
         except IndexMissingError:
             if self._service is None:
                 raise

@@ -9,22 +9,25 @@ from tool_selector.evidence import CatalogTerms
 from tool_selector.indexing import build_documents
 from tool_selector.models import Decision, Resolution, SearchMode, ToolSummary
 from tool_selector.routing import PowerInfo, route
+from tool_selector.trust.limits import cut
+from tool_selector.trust.shown import server_description
 
 
 def power_directory(container: Container) -> dict[str, PowerInfo]:
-    """Every power with its original description and tools, as the router may show them."""
+    """Every power with its original description and tools, as the router may show them: descriptions
+    cut to the cap, a server description the scanner quarantines withheld (tool_selector/trust/shown.py)."""
     store = container.store
     tools_by_server: dict[str, list[ToolSummary]] = {}
-    for tool in store.list_tools():
+    for tool in store.list_tools(cleared_only=True):
         tools_by_server.setdefault(tool.server, []).append(
-            ToolSummary(name=tool.name, description=tool.description, input_schema=tool.input_schema)
+            ToolSummary(name=tool.name, description=cut(tool.description), input_schema=tool.input_schema)
         )
     directory = {}
     for server in store.list_servers():
         keywords = server.metadata.get("categories") or server.metadata.get("keywords") or []
         directory[server.name] = PowerInfo(
             name=server.name,
-            description=server.description,
+            description=server_description(server.description),
             keywords=[str(k) for k in keywords] if isinstance(keywords, list) else [str(keywords)],
             tools=tools_by_server.get(server.name, []),
         )

@@ -13,6 +13,8 @@ Deadlines belong to the caller (``anyio.fail_after`` around the ``async with``).
 cancellation the MCP SDK's stdio shutdown runs shielded: it closes the server's stdin, gives it
 2 s to exit, then sends SIGTERM to its process group and SIGKILL 2 s later, so no child outlives
 the session. A server that ignores stdin EOF therefore costs up to that much beyond the deadline.
+On Linux the server is started through ``lifeline`` (a launcher in the same process group), so that
+it and its children also die when this process is killed without a chance to shut them down.
 """
 
 from __future__ import annotations
@@ -32,9 +34,10 @@ from typing import TYPE_CHECKING, Literal, TextIO
 import httpx2
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client, types
 from mcp.client.session import LoggingFnT
-from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS
+from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS, get_default_environment
 from mcp.client.streamable_http import streamable_http_client
 
+from services.shared import lifeline
 from tool_selector.errors import UpstreamError
 from tool_selector.servers_config import ServerConfig
 
@@ -182,9 +185,10 @@ async def _transport(
     config: ServerConfig, environ: Mapping[str, str], wire: _Wire
 ) -> AsyncIterator[TransportStreams]:
     if config.command is not None:
-        params = StdioServerParameters(
-            command=config.command, args=config.args, env=_child_env(config, environ), cwd=config.cwd
-        )
+        env = _child_env(config, environ)
+        spawned_env = get_default_environment() | env  # what the SDK gives the process
+        command, args = lifeline.guarded(config.command, config.args, env=spawned_env, cwd=config.cwd)
+        params = StdioServerParameters(command=command, args=args, env=env, cwd=config.cwd)
         async with stdio_client(params, errlog=wire.errlog) as streams:
             yield streams
         return

@@ -6,20 +6,32 @@ import logging
 from pathlib import Path
 
 from services.shared.container import Container
+from services.shared.policy import origin_mode
 from tool_selector.catalog.files import read_catalog_dir
 from tool_selector.catalog.rows import ImportSummary
 from tool_selector.models import CreationMethod
+from tool_selector.trust.limits import refuse_oversize
 
 logger = logging.getLogger(__name__)
 
 
 def import_catalog_dir(
-    container: Container, folder: Path, *, prune: bool = False, actor: str
+    container: Container, folder: Path, *, prune: bool = False, approve: bool = False, actor: str
 ) -> ImportSummary:
     """Read a benchmark-format folder and write it to the store in one transaction (all or nothing),
     audited as one ``catalog.import`` record when it changed anything. The index is not touched:
-    ``tool-selector index build`` (or the next sync) brings it in line."""
-    servers, tools = read_catalog_dir(folder)
+    ``tool-selector index build`` (or the next sync) brings it in line.
+
+    Definitions are held for approval under the ``trust.imported`` policy, unless ``approve``: the
+    actor approves them now (what the scanner quarantines is held either way)."""
+    servers, tools = read_catalog_dir(folder, limit_bytes=container.settings.max_file_bytes)
+    refuse_oversize(servers, tools)  # the caps of REST registration hold for files too
     return container.writer.import_catalog(
-        servers, tools, creation_method=CreationMethod.IMPORTED, prune=prune, actor=actor, source=str(folder)
+        servers,
+        tools,
+        creation_method=CreationMethod.IMPORTED,
+        prune=prune,
+        actor=actor,
+        source=str(folder),
+        trust="pin" if approve else origin_mode(container.settings, "imported"),
     )

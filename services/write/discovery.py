@@ -59,6 +59,7 @@ def tool_spec(server: str, tool: types.Tool) -> ToolSpec:
         name=tool.name,
         description=tool.description or tool.title or "",
         input_schema=dict(tool.input_schema),
+        output_schema=dict(tool.output_schema) if tool.output_schema is not None else None,
         annotations=hints.model_dump(mode="json", by_alias=True, exclude_none=True) if hints else {},
     )
 

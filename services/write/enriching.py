@@ -56,7 +56,7 @@ def _plan(
 ) -> list[_Work]:
     store = container.store
     by_server: dict[str, list[ToolRecord]] = defaultdict(list)
-    for tool in store.list_tools():
+    for tool in store.list_tools(cleared_only=True):  # held text never reaches an enricher (Claude)
         by_server[tool.server].append(tool)
     profiles = store.get_profiles()
     hashes = store.enrichment_hashes()

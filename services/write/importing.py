@@ -19,6 +19,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from services.shared.container import Container
+from services.shared.policy import origin_mode
 from services.write.registry import DuplicateFinder, MatchingMode, MatchScope, refresh
 from tool_selector.catalog.batch import ImportBatch
 from tool_selector.errors import CatalogFileError, NotFoundError
@@ -94,7 +95,7 @@ def _tool(
     except NotFoundError:
         existing = None
     if existing is not None:
-        if (existing.content_hash, existing.annotations) == (spec.compute_hash(), spec.annotations):
+        if existing.definition_hash() == spec.definition_hash():
             _count(result, ImportItem(kind="tool", id=spec.id, outcome="matched", matched_to=spec.id))
             return
         container.writer.update_tool(
@@ -102,7 +103,10 @@ def _tool(
             description=spec.description,
             input_schema=spec.input_schema,
             annotations=spec.annotations,
+            output_schema=spec.output_schema,
             actor=actor,
+            trust=origin_mode(container.settings, "imported"),
+            found_by="import",
         )
         _count(result, ImportItem(kind="tool", id=spec.id, outcome="updated"))
         return
@@ -121,7 +125,9 @@ def _tool(
         if mode == "match_only":
             _count(result, ImportItem(kind="tool", id=spec.id, outcome="skipped", reason="no match"))
             return
-    container.writer.create_tool(spec, method=CreationMethod.IMPORTED, actor=actor)
+    container.writer.create_tool(
+        spec, method=CreationMethod.IMPORTED, actor=actor, trust=origin_mode(container.settings, "imported")
+    )
     _count(result, ImportItem(kind="tool", id=spec.id, outcome="created"))
 
 

@@ -19,19 +19,21 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from services.shared.container import Container
 from services.shared.indexing import refresh_index
+from services.shared.policy import origin_mode
 from services.write.enriching import enrich_catalog
 from tool_selector.errors import NotFoundError
 from tool_selector.hashing import sha256_of
 from tool_selector.indexing import IndexSummary
 from tool_selector.models import CreationMethod, ServerRecord, ServerSpec, ToolRecord, ToolSpec
 from tool_selector.search.text import split_identifiers
+from tool_selector.trust.limits import CappedDescription, CappedMetadata, CappedSchema
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +54,11 @@ class ToolOutcome(BaseModel):
     outcome: Literal["created", "matched"]
     tool: ToolRecord
     match: ToolMatch | None = None
+    held: bool = Field(
+        default=False,
+        description="true when the definition waits for approval (trust.registered = approve, or the "
+        "scanner quarantined it): it is stored but not searchable until `quarantine approve`",
+    )
 
 
 class ServerOutcome(BaseModel):
@@ -68,16 +75,16 @@ class ServerDeleted(BaseModel):
 class ToolPatch(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    description: str | None = Field(default=None, max_length=20_000)
-    input_schema: dict[str, Any] | None = None
-    annotations: dict[str, Any] | None = None
+    description: CappedDescription | None = None
+    input_schema: CappedSchema | None = None
+    annotations: CappedSchema | None = None
 
 
 class ServerPatch(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    description: str | None = Field(default=None, max_length=20_000)
-    metadata: dict[str, Any] | None = None
+    description: CappedDescription | None = None
+    metadata: CappedMetadata | None = None
 
 
 def same_name(a: str, b: str) -> bool:
@@ -268,9 +275,10 @@ def register_tool(
                 hint="Use matching_mode auto to create it, or match_scope catalog to look in every server.",
                 closest=closest[0] if closest else None,
             )
-    created = container.writer.create_tool(spec, method=method, actor=actor)
+    trust = origin_mode(container.settings, "registered")
+    created = container.writer.create_tool(spec, method=method, actor=actor, trust=trust)
     refresh(container)
-    return ToolOutcome(outcome="created", tool=created)
+    return ToolOutcome(outcome="created", tool=created, held=created.id in container.store.held_tool_ids())
 
 
 def patch_tool(container: Container, tool_id: str, patch: ToolPatch, *, actor: str) -> ToolRecord:
@@ -281,6 +289,7 @@ def patch_tool(container: Container, tool_id: str, patch: ToolPatch, *, actor: s
         input_schema=patch.input_schema,
         annotations=patch.annotations,
         actor=actor,
+        trust=origin_mode(container.settings, "registered"),
     )
     if changed:
         refresh(container)

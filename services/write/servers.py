@@ -128,10 +128,12 @@ class ImportServersSummary(BaseModel):
 
 
 def import_servers(
-    container: Container, source: Path, *, replace: bool = False, actor: str
+    container: Container, source: Path, *, replace: bool = False, trust: bool = False, actor: str
 ) -> ImportServersSummary:
-    """Copy the servers of a Claude Desktop, Claude Code or Cursor configuration into ours."""
-    found = read_client_config(source)
+    """Copy the servers of a Claude Desktop, Claude Code or Cursor configuration into ours. Their tools
+    wait for approval at their first sync under the ``trust.imported`` policy, unless ``trust`` (the
+    operator trusts them on first use like servers they add themselves)."""
+    found = read_client_config(source, limit_bytes=container.settings.max_file_bytes)
     path = container.settings.servers_path
     servers = load_servers(path)
     summary = ImportServersSummary(skipped=dict(found.skipped))
@@ -140,7 +142,10 @@ def import_servers(
             summary.skipped[name] = "already configured (pass --replace to overwrite)"
             continue
         (summary.replaced if name in servers.mcpServers else summary.added).append(name)
-        servers.mcpServers[name] = config
+        policy = "tofu" if trust else container.settings.trust.imported
+        servers.mcpServers[name] = (
+            config if config.trust is not None else config.model_copy(update={"trust": policy})
+        )
     if summary.added or summary.replaced:
         save_servers(path, servers)
         container.writer.record(

@@ -22,18 +22,20 @@ from pydantic import BaseModel, Field
 
 from services.shared.container import Container
 from services.shared.indexing import refresh_index
+from services.shared.policy import configured_mode
 from services.write.discovery import DiscoveredServer, discover_servers
 from services.write.enriching import enrich_catalog
 from tool_selector.catalog.rows import ImportSummary
 from tool_selector.errors import LockedError
 from tool_selector.indexing import IndexSummary
 from tool_selector.models import CreationMethod, DiscoveryState, DiscoveryStatus
-from tool_selector.servers_config import load_servers
+from tool_selector.servers_config import ServerConfig, load_servers
 
 logger = logging.getLogger(__name__)
 
 Progress = Callable[[str, int, int], None]
 SYNC_ACTOR = "sync"  # who the audit log names for changes the sync finds
+QUARANTINE_LISTED = 200
 
 
 class SyncSummary(BaseModel):
@@ -51,6 +53,18 @@ class SyncSummary(BaseModel):
     tools_changed: int = 0
     tools_removed: int = 0
     tools_unchanged: int = 0
+    tools_held: list[str] = Field(
+        default_factory=list,
+        description="tool ids this sync held: changed, new on an approved server, or poisoned",
+    )
+    tools_flagged: list[str] = Field(
+        default_factory=list, description="tool ids the scanner flagged but let through"
+    )
+    quarantined: list[str] = Field(
+        default_factory=list,
+        description="every tool held now (at most 200), kept out of the index and the gateway until "
+        "`tool-selector quarantine approve`",
+    )
     enricher: str = "none"
     servers_profiled: int = 0
     tools_enriched: int = 0
@@ -87,7 +101,12 @@ def sync_lock(path: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def _apply_discovery(container: Container, found: list[DiscoveredServer], summary: SyncSummary) -> None:
+def _apply_discovery(
+    container: Container,
+    found: list[DiscoveredServer],
+    summary: SyncSummary,
+    configs: Mapping[str, ServerConfig],
+) -> None:
     store = container.store
     known = {s.name for s in store.list_servers()}
     previous = store.get_discovery()
@@ -101,7 +120,10 @@ def _apply_discovery(container: Container, found: list[DiscoveredServer], summar
             creation_method=CreationMethod.DISCOVERED,
             actor=SYNC_ACTOR,
             source="discovery",
+            trust={d.name: configured_mode(container.settings, configs.get(d.name)) for d in good},
         )
+        summary.tools_held = imported.held
+        summary.tools_flagged = imported.flagged
         summary.servers_changed = imported.servers_added + imported.servers_changed
         summary.tools_added = imported.tools_added
         summary.tools_changed = imported.tools_changed
@@ -175,7 +197,7 @@ def run_sync(
                 environ=dict(os.environ if environ is None else environ),
                 on_done=on_done,
             )
-        _apply_discovery(container, found, summary)
+        _apply_discovery(container, found, summary, configs)
         _remove_unconfigured(container, set(configs), summary)
         summary.seconds["discover"] = round(time.perf_counter() - phase, 3)
 
@@ -205,6 +227,7 @@ def run_sync(
         summary.documents_removed = indexed.removed
         summary.index_errors = indexed.errors
         summary.seconds["index"] = round(time.perf_counter() - phase, 3)
+    summary.quarantined = sorted(container.store.held_tool_ids())[:QUARANTINE_LISTED]
     summary.ok = not (summary.failed or summary.enrichment_errors or summary.index_errors)
     summary.seconds["total"] = round(time.perf_counter() - started, 3)
     container.store.set_meta("last_sync", summary.model_dump_json())

@@ -99,8 +99,9 @@ def python_server(script: Path) -> ServerConfig:
 
 
 def test_a_catalog_json_batch_imports_as_a_job_with_counts_and_its_tools_are_searchable_at_once(
-    api: RunningApi,
+    api_trusting: RunningApi,
 ) -> None:
+    api = api_trusting  # import mechanics: trust on first use (the approval path: test_api_quarantine)
     batch = json.dumps(
         {
             "servers": [
@@ -145,8 +146,9 @@ def test_a_catalog_json_batch_imports_as_a_job_with_counts_and_its_tools_are_sea
 
 
 def test_a_csv_batch_imports_servers_with_tags_and_tools_and_a_second_import_matches_everything(
-    api: RunningApi,
+    api_trusting: RunningApi,
 ) -> None:
+    api = api_trusting  # registration mechanics: trust on first use (approval: test_api_quarantine)
     schema = json.dumps({"type": "object", "properties": {"title": {"type": "string"}}}).replace('"', '""')
     body = (
         "server,server_description,tool,tool_description,input_schema,tags\n"
@@ -402,3 +404,21 @@ def test_a_job_left_running_by_a_dead_process_is_reported_interrupted_when_the_a
     assert running["state"] == queued["state"] == "interrupted"
     assert running["error"]["code"] == "interrupted" and running["finished_at"] is not None
     assert done["state"] == "succeeded" and done["error"] is None
+
+
+def test_under_the_default_policy_an_import_job_holds_its_tools_until_approved(api: RunningApi) -> None:
+    batch = json.dumps(
+        {
+            "servers": [{"name": "ledger", "description": "Bookkeeping"}],
+            "tools": [{"server": "ledger", "name": "post_entry", "description": "Post a journal entry."}],
+        }
+    )
+    with api.client("editor") as client:
+        done = wait_for_job(client, submit(client, batch))
+        assert done["state"] == "succeeded", done
+        held = client.get("/api/v1/quarantine").json()
+        found = client.get("/api/v1/tools/search", params={"q": "post a journal entry"}).json()["tools"]
+    assert "ledger::post_entry" not in [t["id"] for t in found]
+    assert [(e["tool_id"], e["found_by"], e["kind"]) for e in held] == [
+        ("ledger::post_entry", "import", "new")
+    ]

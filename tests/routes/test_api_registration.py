@@ -118,7 +118,8 @@ def test_ids_with_slashes_spaces_and_colons_are_addressable_encoded_or_not(api: 
         error_of(client.get(tool_path(tool_id)), 404, "not_found")
 
 
-def test_a_patched_tool_is_rehashed_and_the_next_search_and_resolve_see_it(api: RunningApi) -> None:
+def test_a_patched_tool_is_rehashed_and_the_next_search_and_resolve_see_it(api_trusting: RunningApi) -> None:
+    api = api_trusting  # registration mechanics: trust on first use (approval: test_api_quarantine)
     query = "translate Klingon phrases into English"
     with api.client("contributor") as contributor, api.client("editor") as editor:
         created = register_weather(contributor)
@@ -368,7 +369,8 @@ def test_a_viewer_can_read_servers_tools_search_and_resolve(api: RunningApi) -> 
 # -- audit -------------------------------------------------------------------------------------------
 
 
-def test_each_mutation_writes_one_audit_row_and_leaves_the_index_current(api: RunningApi) -> None:
+def test_each_mutation_writes_one_audit_row_and_leaves_the_index_current(api_trusting: RunningApi) -> None:
+    api = api_trusting  # registration mechanics: trust on first use (approval: test_api_quarantine)
     tool, server = "/tools/weather::get_forecast", "/servers/weather"
     steps: list[tuple[str, str, str, dict[str, Any] | None, str]] = [
         ("contributor", "POST", "/servers", {"name": "weather"}, "server.create"),
@@ -400,7 +402,8 @@ def test_each_mutation_writes_one_audit_row_and_leaves_the_index_current(api: Ru
     assert [r["seq"] for r in newest] == sorted((r["seq"] for r in newest), reverse=True)
 
 
-def test_the_audit_log_pages_newest_first_with_before_seq(api: RunningApi) -> None:
+def test_the_audit_log_pages_newest_first_with_before_seq(api_trusting: RunningApi) -> None:
+    api = api_trusting  # registration mechanics: trust on first use (approval: test_api_quarantine)
     with api.client("admin") as admin:
         register_weather(admin)
         everything = admin.get(f"{V1}/audit", params={"limit": 1000}).json()

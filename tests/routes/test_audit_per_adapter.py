@@ -47,6 +47,7 @@ def test_a_cli_catalog_import_and_a_cli_server_removal_each_leave_one_audit_reco
         "catalog",
         "import",
         str(write_catalog(tmp_path / "catalog", {"weather": ["get_forecast", "get_alerts"]})),
+        "--approve",
     )
     with Container(settings) as container:
         (record,) = audit_since(container, start)
@@ -54,7 +55,7 @@ def test_a_cli_catalog_import_and_a_cli_server_removal_each_leave_one_audit_reco
     assert record.actor.startswith("cli:")
     assert record.details["servers_added_names"] == ["weather"] and record.details["tools_added"] == 2
 
-    cli("catalog", "import", str(tmp_path / "catalog"))  # nothing changed: nothing to record
+    cli("catalog", "import", str(tmp_path / "catalog"), "--approve")  # nothing changed: nothing to record
     cli("servers", "add", "weather", "--", sys.executable, "-c", "pass")
     with Container(settings) as container:
         after_add = audit_since(container, record.seq or 0)

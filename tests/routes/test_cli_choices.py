@@ -33,7 +33,11 @@ def _said(stderr: str) -> str:
         (["catalog", "register", "f.csv"], "--matching-mode", ("auto", "force_create", "match_only")),
         (["catalog", "register", "f.csv"], "--match-scope", ("server", "catalog")),
         (["keys", "create", "x"], "--role", ("viewer", "contributor", "editor", "admin")),
-        (["keys", "create", "x", "--role", "admin"], "--scope", ("read", "write", "edit", "import", "admin")),
+        (
+            ["keys", "create", "x", "--role", "admin"],
+            "--scope",
+            ("read", "write", "edit", "import", "call", "approve", "admin"),
+        ),
     ],
 )
 def test_a_value_outside_the_choices_exits_2_and_lists_the_choices(

@@ -40,7 +40,7 @@ def cli_env(tmp_path_factory: pytest.TempPathFactory, real_model: Path) -> dict[
         "TOOL_SELECTOR_DATA_DIR": str(tmp_path_factory.mktemp("cli-data")),
         "TOOL_SELECTOR_CACHE_DIR": str(real_model),
     }
-    imported = _json(_invoke(["catalog", "import", str(DEMO_CATALOG)], env))
+    imported = _json(_invoke(["catalog", "import", str(DEMO_CATALOG), "--approve"], env))
     built = _json(_invoke(["index", "build"], env))
     env["_imported"] = json.dumps(imported)
     env["_built"] = json.dumps(built)
@@ -146,7 +146,7 @@ def test_the_cli_refuses_unusable_queries_with_exit_code_2(
 
 def test_resolve_before_any_index_build_names_the_command_to_run(tmp_path: Path) -> None:
     env = {"TOOL_SELECTOR_DATA_DIR": str(tmp_path / "fresh")}
-    assert _invoke(["catalog", "import", str(DEMO_CATALOG)], env).exit_code == 0
+    assert _invoke(["catalog", "import", str(DEMO_CATALOG), "--approve"], env).exit_code == 0
     result = _invoke(["resolve", GITHUB_QUERY], env)
     assert result.exit_code == 5
     assert "error [index_missing]" in result.stderr
@@ -180,7 +180,9 @@ def test_a_missing_config_file_is_a_clear_configuration_error(tmp_path: Path) ->
 
 def test_the_cli_never_writes_outside_its_data_folder(tmp_path: Path) -> None:
     data = tmp_path / "own"
-    result = _invoke(["catalog", "import", str(DEMO_CATALOG)], {"TOOL_SELECTOR_DATA_DIR": str(data)})
+    result = _invoke(
+        ["catalog", "import", str(DEMO_CATALOG), "--approve"], {"TOOL_SELECTOR_DATA_DIR": str(data)}
+    )
     assert result.exit_code == 0
     assert (data / "catalog.db").is_file()
     assert not (tmp_path / "env-data").exists()
@@ -211,13 +213,13 @@ def test_an_index_build_after_a_catalog_change_embeds_only_the_changed_tools(
     tmp_path: Path, real_model: Path
 ) -> None:
     env = {"TOOL_SELECTOR_DATA_DIR": str(tmp_path / "data")}
-    assert _invoke(["catalog", "import", str(DEMO_CATALOG)], env).exit_code == 0
+    assert _invoke(["catalog", "import", str(DEMO_CATALOG), "--approve"], env).exit_code == 0
     assert _json(_invoke(["index", "build"], env))["embedded"] == 134
     dropped = len(_demo_tools_of("Slowtime MCP Server"))
     changed = _write_catalog(
         tmp_path / "changed", drop_server="Slowtime MCP Server", change_tool=f"{GITHUB}::list-projects"
     )
-    assert _invoke(["catalog", "import", str(changed), "--prune"], env).exit_code == 0
+    assert _invoke(["catalog", "import", str(changed), "--prune", "--approve"], env).exit_code == 0
     built = _json(_invoke(["index", "build"], env))
     assert built["documents"] == 134 - dropped
     assert (built["embedded"], built["written"], built["removed"]) == (1, 1, dropped)
@@ -229,10 +231,10 @@ def test_resolve_on_an_index_older_than_the_catalog_asks_for_an_index_build(
 ) -> None:
     """The index still ranks a server the catalog no longer has; resolving must not route on it."""
     env = {"TOOL_SELECTOR_DATA_DIR": str(tmp_path / "data")}
-    assert _invoke(["catalog", "import", str(DEMO_CATALOG)], env).exit_code == 0
+    assert _invoke(["catalog", "import", str(DEMO_CATALOG), "--approve"], env).exit_code == 0
     assert _invoke(["index", "build"], env).exit_code == 0
     without_github = _write_catalog(tmp_path / "changed", drop_server=GITHUB)
-    assert _invoke(["catalog", "import", str(without_github), "--prune"], env).exit_code == 0
+    assert _invoke(["catalog", "import", str(without_github), "--prune", "--approve"], env).exit_code == 0
     result = _invoke(["resolve", GITHUB_QUERY], env)
     assert result.exit_code == 5, result.stdout[:300]
     assert "error [index_missing]" in result.stderr

@@ -61,7 +61,7 @@ async def test_no_process_outlives_a_gateway_stopped_with_sigterm(gateway_setup:
 async def test_over_streamable_http_an_agent_resolves_activates_and_calls_and_sigterm_stops_all(
     gateway_setup: GatewaySetup,
 ) -> None:
-    key = create_key(gateway_setup, "agent", role="viewer")["key"]
+    key = create_key(gateway_setup, "agent", role="editor")["key"]  # running tools needs `call`
     before = marked_pids(gateway_setup.mark)
     async with http_gateway(gateway_setup) as gateway:
         async with http_client(gateway.url, key) as client:
@@ -145,14 +145,25 @@ async def test_a_key_without_the_read_scope_is_refused_with_403_naming_the_scope
     assert "viewer" in error["hint"]
 
 
-async def test_a_viewer_key_lists_and_calls_tools_over_http(gateway_setup: GatewaySetup) -> None:
-    key = create_key(gateway_setup, "viewer", role="viewer")["key"]
-    async with http_gateway(gateway_setup) as gateway, http_client(gateway.url, key) as client:
-        assert tool_names(await client.list_tools()) >= {"resolve_intent", "activate_power", "call_tool"}
-        activated = answer(await client.call_tool("activate_power", {"name": "weather"}))
-        assert activated["ready"] is True
-        assert "weather__echo" in tool_names(await client.list_tools())
-        echoed = await client.call_tool("weather__echo", {"text": "with a key"})
-        assert not echoed.is_error and text(echoed) == "with a key"
-        stopped = answer(await client.call_tool("deactivate_power", {"name": "weather"}))
-        assert stopped["status"] == "deactivated"
+async def test_over_http_a_viewer_key_cannot_run_tools_and_an_editor_key_lists_and_calls_them(
+    gateway_setup: GatewaySetup,
+) -> None:
+    viewer = create_key(gateway_setup, "viewer", role="viewer")["key"]
+    editor = create_key(gateway_setup, "editor", role="editor")["key"]
+    async with http_gateway(gateway_setup) as gateway:
+        async with http_client(gateway.url, viewer) as client:
+            for name, arguments in (("activate_power", {"name": "weather"}), ("call_tool", CALL_ECHO)):
+                refused = await client.call_tool(name, arguments)
+                assert refused.is_error and "lacks the 'call' scope" in text(refused), text(refused)
+        async with http_client(gateway.url, editor) as client:
+            assert tool_names(await client.list_tools()) >= {"resolve_intent", "activate_power", "call_tool"}
+            activated = answer(await client.call_tool("activate_power", {"name": "weather"}))
+            assert activated["ready"] is True
+            assert "weather__echo" in tool_names(await client.list_tools())
+            echoed = await client.call_tool("weather__echo", {"text": "with a key"})
+            assert not echoed.is_error and text(echoed) == "with a key"
+            stopped = answer(await client.call_tool("deactivate_power", {"name": "weather"}))
+            assert stopped["status"] == "deactivated"
+
+
+CALL_ECHO = {"power": "weather", "tool": "echo", "arguments": {"text": "no"}}

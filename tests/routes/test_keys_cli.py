@@ -123,3 +123,11 @@ def test_a_key_narrowed_to_one_scope_of_its_role_has_only_that_scope(
     principal.require("import")
     with pytest.raises(ForbiddenError, match="'read'"):
         principal.require("read")
+
+
+def test_create_accepts_the_call_and_approve_scopes_within_the_role(data_dir: Path) -> None:
+    assert _create(data_dir, "agent", "editor")["scopes"] == ["read", "write", "edit", "import", "call"]
+    assert _create(data_dir, "runner", "editor", ["read", "call"])["scopes"] == ["read", "call"]
+    assert _create(data_dir, "reviewer", "admin", ["approve"])["scopes"] == ["approve"]
+    refused = _invoke(data_dir, "create", "no", "--role", "editor", "--scope", "approve")
+    assert refused.exit_code == 2 and "does not include approve" in refused.output

@@ -228,14 +228,18 @@ def test_a_version_1_catalog_file_upgrades_in_place_and_keeps_its_rows(tmp_path:
     db.executescript(
         "DROP TABLE profiles; DROP TABLE enrichments; DROP TABLE discovery; DROP TABLE gateway_sessions; "
         "DROP TABLE api_keys; DROP TABLE audit; DROP TABLE jobs; "
+        "DROP TABLE tool_pins; DROP TABLE quarantine; "
         "ALTER TABLE servers DROP COLUMN created_by; ALTER TABLE servers DROP COLUMN modified_by; "
         "ALTER TABLE tools DROP COLUMN created_by; ALTER TABLE tools DROP COLUMN modified_by; "
+        "ALTER TABLE tools DROP COLUMN output_schema; ALTER TABLE tools DROP COLUMN definition_hash; "
         "UPDATE meta SET value='1' WHERE key='schema_version';"
     )
     db.close()
     with CatalogStore(path) as store:
         assert store.counts() == (1, 2)
-        assert store.get_meta("schema_version") == "4"
+        assert store.get_meta("schema_version") == "5"
+        assert store.held_tool_ids() == set()  # the tools stored before pinning are pinned as they are
+        assert {p.how for p in store.pins("tracker").values()} == {"upgrade"}
         assert store.get_enrichments() == {}
         assert store.get_gateway_sessions() == []
         assert {t.created_by for t in store.list_tools()} == {""}  # rows from before provenance

@@ -86,7 +86,7 @@ def test_configured_field_boosts_reach_the_weaviate_backend_which_builds_and_sea
             backend = container.backend
             assert isinstance(backend, WeaviateBackend)
             assert backend.field_boosts == boosts
-            import_catalog_dir(container, DEMO_CATALOG, actor="test")
+            import_catalog_dir(container, DEMO_CATALOG, approve=True, actor="test")
             summary = build_index(container)
             assert summary.errors == {} and summary.written == summary.documents > 0
             tool_id = container.store.list_tools()[0].id

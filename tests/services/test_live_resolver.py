@@ -39,7 +39,7 @@ def settings(tmp_path: Path) -> Settings:
 def indexed(settings: Settings, tmp_path: Path) -> Iterator[Container]:
     """A catalog imported and indexed; the container another process (a sync) would write with."""
     with Container(settings, embedder=EMBEDDER) as writer:
-        import_catalog_dir(writer, write_catalog(tmp_path / "first", FIRST), actor="test")
+        import_catalog_dir(writer, write_catalog(tmp_path / "first", FIRST), approve=True, actor="test")
         refresh_index(writer)
         yield writer
 
@@ -54,7 +54,9 @@ def test_a_new_index_marked_by_another_process_is_served_once_the_check_interval
         answer = live.resolve_and_route("send an email", limit=5)
         assert live.cached_answer("send an email", "hybrid", 5) is answer
 
-        import_catalog_dir(indexed, write_catalog(tmp_path / "second", SECOND), prune=True, actor="test")
+        import_catalog_dir(
+            indexed, write_catalog(tmp_path / "second", SECOND), prune=True, approve=True, actor="test"
+        )
         refresh_index(indexed)  # the "sync" marks a new index
 
         assert live.service() is before  # within the interval: not looked at
@@ -109,9 +111,13 @@ def test_an_index_marked_while_the_catalog_moved_on_again_keeps_the_previous_one
     with Container(settings, embedder=EMBEDDER) as reader:
         live = LiveResolver(reader)
         before = live.service()
-        import_catalog_dir(indexed, write_catalog(tmp_path / "second", SECOND), prune=True, actor="test")
+        import_catalog_dir(
+            indexed, write_catalog(tmp_path / "second", SECOND), prune=True, approve=True, actor="test"
+        )
         refresh_index(indexed)
-        import_catalog_dir(indexed, write_catalog(tmp_path / "third", THIRD), prune=True, actor="test")
+        import_catalog_dir(
+            indexed, write_catalog(tmp_path / "third", THIRD), prune=True, approve=True, actor="test"
+        )
         live.expire()
         assert live.service() is before  # the new mark is not the catalog's: wait for the next index
         refresh_index(indexed)
@@ -147,7 +153,7 @@ def test_an_index_written_in_part_is_not_marked_current_and_the_next_refresh_fin
 ) -> None:
     backend = FailingOnce(tmp_path / "index", model_id=EMBEDDER.model_id, dim=EMBEDDER.dim)
     with Container(settings, embedder=EMBEDDER, backend=backend) as container:
-        import_catalog_dir(container, write_catalog(tmp_path / "first", FIRST), actor="test")
+        import_catalog_dir(container, write_catalog(tmp_path / "first", FIRST), approve=True, actor="test")
         partial = refresh_index(container)
         assert len(partial.errors) == 1 and partial.written == 2
         assert indexed_catalog_hash(container) is None and not index_is_current(container)

@@ -138,7 +138,7 @@ def test_imported_catalog_servers_are_enriched_and_kept_by_the_sync(
     settings: Settings, embedder: MiniLMEmbedder
 ) -> None:
     with Container(settings, embedder=embedder) as container:
-        import_catalog_dir(container, DEMO_CATALOG, actor="test")
+        import_catalog_dir(container, DEMO_CATALOG, approve=True, actor="test")
         first = run_sync(container)
         assert first.ok and first.servers_configured == 0
         servers, tools = container.store.counts()
@@ -182,7 +182,9 @@ def test_a_sync_killed_at_any_moment_is_finished_by_the_next_run(tmp_path: Path,
         "TOOL_SELECTOR_ENRICHER": "offline",
     }
     cli = [sys.executable, "-c", "from routes.cli import main; main()"]
-    subprocess.run([*cli, "catalog", "import", str(DEMO_CATALOG)], env=env, check=True, capture_output=True)
+    subprocess.run(
+        [*cli, "catalog", "import", str(DEMO_CATALOG), "--approve"], env=env, check=True, capture_output=True
+    )
     proc = subprocess.Popen(
         [*cli, "sync"],
         env={**env, "TOOL_SELECTOR_LOG_LEVEL": "INFO"},

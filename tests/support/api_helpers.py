@@ -49,7 +49,7 @@ def make_template(directory: Path, settings: Settings, embedder: Embedder) -> Pa
     """The gateway-demo catalog imported and indexed once; tests copy it."""
     data = directory / "data"
     with Container(settings.model_copy(update={"data_dir": data}), embedder=embedder) as container:
-        import_catalog_dir(container, GATEWAY_DEMO, actor="test")
+        import_catalog_dir(container, GATEWAY_DEMO, approve=True, actor="test")
         build_index(container)
     return data
 

@@ -45,7 +45,7 @@ def main(bench: Path, limit: int) -> str:
             ),
             embedder=embedder,
         )
-        import_catalog_dir(embedded, bench, actor="test")
+        import_catalog_dir(embedded, bench, approve=True, actor="test")
         build_index(embedded)
         build_index(weaviate)
         first, second = ResolveService(embedded), ResolveService(weaviate)

@@ -14,7 +14,7 @@ import socket
 import subprocess
 import sys
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +26,7 @@ from mcp import StdioServerParameters, types
 from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from routes.gateway import build_server
+from routes.gateway import build_server, http_app
 from services.shared.container import Container
 from services.write.sync import run_sync
 from tests.servers.flaky_server import build_server as build_weather_station
@@ -270,11 +270,12 @@ class HttpGateway:
 
 
 @asynccontextmanager
-async def http_gateway(setup: GatewaySetup) -> AsyncIterator[HttpGateway]:
-    """A real ``tool-selector serve --http PORT`` process, listening; stopped with SIGTERM on exit."""
+async def http_gateway(setup: GatewaySetup, **env: str) -> AsyncIterator[HttpGateway]:
+    """A real ``tool-selector serve --http PORT`` process, listening; stopped with SIGTERM on exit.
+    ``env``: settings as ``TOOL_SELECTOR_<NAME>`` variables (``gateway__key_check_s="0.2"``)."""
     port = free_port()
     process = subprocess.Popen(
-        [str(CLI), "serve", "--http", str(port)], env=setup.env(), stderr=subprocess.PIPE
+        [str(CLI), "serve", "--http", str(port)], env=setup.env(**env), stderr=subprocess.PIPE
     )
     try:
         await anyio.to_thread.run_sync(wait_listening, port, process)
@@ -296,12 +297,21 @@ def bearer(key: str) -> dict[str, str]:
 
 
 @asynccontextmanager
-async def http_client(url: str, key: str) -> AsyncIterator[Client]:
-    """The mcp Client over streamable HTTP, sending ``Authorization: Bearer <key>`` on every request."""
+async def http_client(
+    url: str,
+    key: str,
+    *,
+    mode: str = "auto",
+    on_response: Callable[[httpx2.Response], Awaitable[None]] | None = None,
+) -> AsyncIterator[Client]:
+    """The mcp Client over streamable HTTP, sending ``Authorization: Bearer <key>`` on every request;
+    ``mode="legacy"`` for a handshake-era client (it opens a session); ``on_response`` sees each HTTP
+    response as its headers arrive (the session id, the GET stream)."""
     timeout = httpx2.Timeout(30.0, read=300.0)
+    hooks = {"response": [on_response]} if on_response is not None else {}
     async with (
-        httpx2.AsyncClient(headers=bearer(key), timeout=timeout) as http,
-        Client(streamable_http_client(url, http_client=http)) as client,
+        httpx2.AsyncClient(headers=bearer(key), timeout=timeout, event_hooks=hooks) as http,
+        Client(streamable_http_client(url, http_client=http), mode=mode) as client,  # type: ignore[arg-type]
     ):
         yield client
 
@@ -326,3 +336,13 @@ async def post_initialize(url: str, headers: dict[str, str] | None = None) -> ht
             json=INITIALIZE,
             headers={"Accept": "application/json, text/event-stream", **(headers or {})},
         )
+
+
+@contextmanager
+def inprocess_http_gateway(settings: Settings, embedder: Embedder) -> Iterator[str]:
+    """What ``serve --http`` serves (``routes.gateway.http_app``: the MCP app behind the key check) on
+    a real uvicorn server in a thread of this process, sharing ``embedder``; yields the /mcp url."""
+    with Container(settings, embedder=embedder) as keys:
+        app = http_app(settings, keys, make_container=lambda: Container(settings, embedder=embedder))
+        with serving(app, "gateway-http") as url:
+            yield f"{url}/mcp"

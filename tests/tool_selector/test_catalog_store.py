@@ -17,7 +17,7 @@ import pytest
 
 from tool_selector.catalog.store import CatalogStore
 from tool_selector.catalog.writer import CatalogWriter
-from tool_selector.errors import NotFoundError, StoreError, ToolSelectorError
+from tool_selector.errors import CatalogDamagedError, NotFoundError, StoreError, ToolSelectorError
 from tool_selector.hashing import canonical_json, server_hash, tool_hash
 from tool_selector.models import CreationMethod, ServerSpec, ToolSpec
 
@@ -203,6 +203,9 @@ def test_reimporting_the_same_catalog_reports_all_unchanged_and_keeps_updated_at
         "tools_changed": 0,
         "tools_unchanged": 3,
         "tools_removed": 0,
+        "tools_pinned": 0,
+        "held": [],
+        "flagged": [],
     }
     assert _snapshot(store) == before  # updated_at, created_at and creation_method untouched
 
@@ -491,15 +494,15 @@ def test_the_vector_cache_answers_more_hashes_than_one_sql_statement_takes(store
 # --------------------------------------------------------------------------- errors
 
 
-def test_a_file_that_is_not_a_database_raises_a_store_error_naming_it(tmp_path: Path) -> None:
+def test_a_file_that_is_not_a_database_is_refused_naming_it(tmp_path: Path) -> None:
     path = tmp_path / "catalog.db"
     path.write_bytes(b"this is a text file, not SQLite\n" * 200)
-    with pytest.raises(StoreError) as info:
+    with pytest.raises(CatalogDamagedError) as info:
         CatalogStore(path)
-    assert str(path) in info.value.message
-    assert "Cannot open the catalog database" in info.value.message
-    assert "tool-selector catalog" in info.value.hint
+    assert f"The catalog database {path} is not an SQLite database" in info.value.message
+    assert "Restore catalog.db from a backup" in info.value.hint
     assert info.value.details["path"] == str(path)
+    assert path.read_bytes() == b"this is a text file, not SQLite\n" * 200
 
 
 def test_a_database_from_a_newer_version_is_refused(tmp_path: Path) -> None:

@@ -9,22 +9,33 @@ from __future__ import annotations
 import json
 import sqlite3
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from tool_selector.catalog.store import CatalogStore
 from tool_selector.errors import NotFoundError
 
-Scope = Literal["read", "write", "edit", "import", "admin"]
+if TYPE_CHECKING:  # the store's modules write audit records through this one
+    from tool_selector.catalog.store import CatalogStore
+
+Scope = Literal["read", "write", "edit", "import", "call", "approve", "admin"]
 Role = Literal["viewer", "contributor", "editor", "admin"]
-SCOPES: tuple[Scope, ...] = ("read", "write", "edit", "import", "admin")
+SCOPES: tuple[Scope, ...] = ("read", "write", "edit", "import", "call", "approve", "admin")
 ROLE_SCOPES: dict[Role, tuple[Scope, ...]] = {
+    "viewer": ("read",),
+    "contributor": ("read", "write"),
+    "editor": ("read", "write", "edit", "import", "call"),
+    "admin": SCOPES,
+}
+# Each role's scopes before ``call`` and ``approve`` existed. A key stored with exactly these was made
+# with its role's defaults: ``upgrade_key_scopes`` gives it what the role has gained, once per catalog.
+_ROLE_SCOPES_V1: dict[Role, tuple[Scope, ...]] = {
     "viewer": ("read",),
     "contributor": ("read", "write"),
     "editor": ("read", "write", "edit", "import"),
     "admin": ("read", "write", "edit", "import", "admin"),
 }
+_SCOPES_VERSION = ("key_scopes_version", "2")
 
 
 def _now() -> datetime:
@@ -86,7 +97,44 @@ def _key(row: sqlite3.Row) -> ApiKeyRecord:
     return ApiKeyRecord.model_validate(data)
 
 
+def _is_v1_default(role: str, scopes: list[str]) -> bool:
+    """Whether a key holds exactly its role's full scope set of before, which has grown since."""
+    for known, old in _ROLE_SCOPES_V1.items():
+        if known == role:
+            return sorted(scopes) == sorted(old) and set(old) != set(ROLE_SCOPES[known])
+    return False
+
+
+def upgrade_key_scopes(store: CatalogStore) -> list[str]:
+    """Once per catalog: every key stored with its role's full scope set of before ``call`` and
+    ``approve`` gets the role's scopes of now (an editor key gains ``call``; an admin key ``call`` and
+    ``approve``); keys made narrower keep what they had. One ``key.scopes_upgrade`` audit record.
+    Returns the ids of the keys upgraded (none when it already ran)."""
+    key, version = _SCOPES_VERSION
+    if store.get_meta(key) == version:
+        return []
+    with store._transaction() as db:
+        done = db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        if done is not None and done[0] == version:
+            return []
+        upgraded = []
+        for row in db.execute("SELECT id, role, scopes FROM api_keys").fetchall():
+            if _is_v1_default(row["role"], json.loads(row["scopes"])):
+                scopes = json.dumps(list(ROLE_SCOPES[row["role"]]))
+                db.execute("UPDATE api_keys SET scopes=? WHERE id=?", (scopes, row["id"]))
+                upgraded.append(row["id"])
+        db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, version))
+        if upgraded:
+            details = {"keys": upgraded, "added": ["call", "approve"]}
+            record = AuditRecord(
+                at=_now(), actor="upgrade", action="key.scopes_upgrade", target="keys", details=details
+            )
+            write_audit(db, record)
+        return upgraded
+
+
 def insert_key(store: CatalogStore, record: ApiKeyRecord, key_hash: str) -> None:
+    upgrade_key_scopes(store)  # first: a new key narrowed to an old default set must stay as it is
     with store._transaction() as db:
         db.execute(
             "INSERT INTO api_keys(id, name, key_hash, role, scopes, created_at, created_by) "
@@ -115,10 +163,14 @@ def insert_key(store: CatalogStore, record: ApiKeyRecord, key_hash: str) -> None
 
 def key_by_hash(store: CatalogStore, key_hash: str) -> ApiKeyRecord | None:
     row = store._db.execute("SELECT * FROM api_keys WHERE key_hash=?", (key_hash,)).fetchone()
+    upgrade = row is not None and _is_v1_default(row["role"], json.loads(row["scopes"]))
+    if upgrade and upgrade_key_scopes(store):
+        row = store._db.execute("SELECT * FROM api_keys WHERE key_hash=?", (key_hash,)).fetchone()
     return None if row is None else _key(row)
 
 
 def list_keys(store: CatalogStore) -> list[ApiKeyRecord]:
+    upgrade_key_scopes(store)
     return [_key(r) for r in store._db.execute("SELECT * FROM api_keys ORDER BY created_at")]
 
 

@@ -36,6 +36,7 @@ from tool_selector.catalog.files import (
     read_catalog_dir,
 )
 from tool_selector.errors import CatalogFileError, InvalidInputError
+from tool_selector.files import DEFAULT_MAX_FILE_BYTES, read_bytes_limited
 from tool_selector.models import ServerSpec, ToolSpec
 from tool_selector.servers_config import ServerConfig, client_entry_config
 
@@ -309,12 +310,15 @@ def read_batch_file(
     path: Path,
     fmt: Literal["auto", "catalog", "csv", "mcpservers"] = "auto",
     known_servers: Collection[str] = frozenset(),
+    *,
+    limit_bytes: int = DEFAULT_MAX_FILE_BYTES,
 ) -> ImportBatch:
-    """A catalog folder, a ``.csv`` file or a ``.json`` file (catalog or mcpServers, told by its keys)."""
+    """A catalog folder, a ``.csv`` file or a ``.json`` file (catalog or mcpServers, told by its keys);
+    each file at most ``limit_bytes`` (the ``max_file_bytes`` setting)."""
     if path.is_dir() and fmt in ("auto", "catalog"):
-        servers, tools = read_catalog_dir(path, known_servers)
+        servers, tools = read_catalog_dir(path, known_servers, limit_bytes=limit_bytes)
         return ImportBatch(format="catalog", servers=servers, tools=tools)
-    if not path.is_file():
+    if path.is_dir() or not path.exists():
         what = "is a folder, which only a catalog batch is" if path.exists() else "does not exist"
         raise CatalogFileError(f"Batch file {path} {what}.", hint=FORMATS_HINT, path=str(path))
     suffix = path.suffix.lower()
@@ -325,9 +329,10 @@ def read_batch_file(
             hint=FORMATS_HINT,
         )
     try:
-        text = decode_text(path.read_bytes(), str(path))
+        raw = read_bytes_limited(path, limit_bytes=limit_bytes, what="batch file")
     except OSError as exc:
         raise CatalogFileError(f"Cannot read {path}: {exc}.", hint=FORMATS_HINT, path=str(path)) from exc
+    text = decode_text(raw, str(path))
     chosen: _TextFormat = ("csv" if suffix == ".csv" else "json") if fmt == "auto" else fmt
     return _parse_text(text, chosen, known_servers, str(path), path.parent.resolve())
 

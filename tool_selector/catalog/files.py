@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from tool_selector.errors import CatalogFileError
+from tool_selector.files import DEFAULT_MAX_FILE_BYTES, read_bytes_limited
 from tool_selector.models import ServerSpec, ToolSpec
 
 FORMAT_HINT = (
@@ -26,7 +27,7 @@ FORMAT_HINT = (
 )
 MAX_PROBLEMS = 200
 _SHOWN = 5
-_TOOL_KEYS = ("server", "name", "description", "input_schema", "annotations")
+_TOOL_KEYS = ("server", "name", "description", "input_schema", "annotations", "output_schema")
 
 
 class BatchProblem(BaseModel):
@@ -201,11 +202,11 @@ def load_json_text(text: str, source: str, hint: str) -> Any:
         raise CatalogFileError(f"{source} is not usable JSON: {exc}.", hint=hint) from exc
 
 
-def _load_json_list(path: Path) -> list[Any]:
-    if not path.is_file():
+def _load_json_list(path: Path, limit_bytes: int) -> list[Any]:
+    if not path.exists():
         raise CatalogFileError(f"Missing catalog file {path}.", hint=FORMAT_HINT, path=str(path))
     try:
-        raw = path.read_bytes()
+        raw = read_bytes_limited(path, limit_bytes=limit_bytes, what="catalog file")
     except OSError as exc:
         raise CatalogFileError(f"Cannot read {path}: {exc}.", hint=FORMAT_HINT, path=str(path)) from exc
     data = load_json_text(decode_text(raw, str(path)), str(path), FORMAT_HINT)
@@ -217,18 +218,23 @@ def _load_json_list(path: Path) -> list[Any]:
 
 
 def read_catalog_dir(
-    folder: Path, known_servers: Collection[str] = frozenset()
+    folder: Path,
+    known_servers: Collection[str] = frozenset(),
+    *,
+    limit_bytes: int = DEFAULT_MAX_FILE_BYTES,
 ) -> tuple[list[ServerSpec], list[ToolSpec]]:
     """Read and validate a catalog folder; nothing is returned unless every item is valid.
 
     A tool may name a server of ``servers.json`` or one of ``known_servers`` (already in the catalog).
+    Each file may hold at most ``limit_bytes`` (the ``max_file_bytes`` setting).
     """
     if not folder.exists():
         raise CatalogFileError(f"Catalog folder {folder} does not exist.", hint=FORMAT_HINT, path=str(folder))
     if not folder.is_dir():
         raise CatalogFileError(f"{folder} is not a folder.", hint=FORMAT_HINT, path=str(folder))
     servers_path, tools_path = folder / "servers.json", folder / "tools.json"
-    server_items, tool_items = _load_json_list(servers_path), _load_json_list(tools_path)
+    server_items = _load_json_list(servers_path, limit_bytes)
+    tool_items = _load_json_list(tools_path, limit_bytes)
     problems = Problems()
     servers = check_servers(server_items, problems, str(servers_path))
     names = listed_names(server_items) | set(known_servers)

@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from tool_selector.errors import InvalidInputError, NotFoundError
 from tool_selector.hashing import server_hash
@@ -24,6 +24,13 @@ class ImportSummary(BaseModel):
     tools_changed: int = 0
     tools_unchanged: int = 0
     tools_removed: int = 0
+    tools_pinned: int = Field(
+        default=0, description="definitions approved by this import (first use or --approve)"
+    )
+    held: list[str] = Field(default_factory=list, description="tool ids held for approval by this import")
+    flagged: list[str] = Field(
+        default_factory=list, description="tool ids the scanner flagged but let through"
+    )
 
     @property
     def changed(self) -> bool:
@@ -69,8 +76,8 @@ def insert_server(
 def insert_tool(db: sqlite3.Connection, spec: ToolSpec, method: CreationMethod, now: str, actor: str) -> None:
     db.execute(
         "INSERT INTO tools(id, server, name, description, input_schema, annotations, content_hash, "
-        "creation_method, created_at, updated_at, created_by, modified_by) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "creation_method, created_at, updated_at, created_by, modified_by, output_schema, definition_hash) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             spec.id,
             spec.server,
@@ -84,6 +91,8 @@ def insert_tool(db: sqlite3.Connection, spec: ToolSpec, method: CreationMethod, 
             now,
             actor,
             actor,
+            json.dumps(spec.output_schema, sort_keys=True, ensure_ascii=False),
+            spec.definition_hash(),
         ),
     )
 
@@ -91,7 +100,7 @@ def insert_tool(db: sqlite3.Connection, spec: ToolSpec, method: CreationMethod, 
 def update_tool_row(db: sqlite3.Connection, spec: ToolSpec, now: str, actor: str) -> None:
     db.execute(
         "UPDATE tools SET description=?, input_schema=?, annotations=?, content_hash=?, updated_at=?, "
-        "modified_by=? WHERE id=?",
+        "modified_by=?, output_schema=?, definition_hash=? WHERE id=?",
         (
             spec.description,
             dump(spec.input_schema),
@@ -99,6 +108,8 @@ def update_tool_row(db: sqlite3.Connection, spec: ToolSpec, now: str, actor: str
             spec.compute_hash(),
             now,
             actor,
+            json.dumps(spec.output_schema, sort_keys=True, ensure_ascii=False),
+            spec.definition_hash(),
             spec.id,
         ),
     )
@@ -109,6 +120,8 @@ def delete_server_rows(db: sqlite3.Connection, name: str) -> list[str]:
     db.execute("DELETE FROM tools WHERE server=?", (name,))
     db.execute("DELETE FROM servers WHERE name=?", (name,))
     db.execute("DELETE FROM discovery WHERE server=?", (name,))
+    db.execute("DELETE FROM tool_pins WHERE server=?", (name,))
+    db.execute("DELETE FROM quarantine WHERE server=?", (name,))
     return tools
 
 

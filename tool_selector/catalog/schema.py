@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 4  # 2 profiles, enrichments, discovery; 3 gateway_sessions; 4 provenance, keys, audit, jobs
+SCHEMA_VERSION = 5  # 2 profiles, enrichments, discovery; 3 gateway_sessions; 4 provenance, keys, audit, jobs;
+# 5 output schemas, definition hashes, tool pins and the quarantine (trust)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -77,6 +78,35 @@ CREATE TABLE IF NOT EXISTS audit (
     after_hash TEXT,
     details TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS tool_pins (
+    tool_id TEXT PRIMARY KEY,
+    server TEXT NOT NULL,
+    name TEXT NOT NULL,
+    pin_hash TEXT NOT NULL,
+    definition TEXT NOT NULL,
+    how TEXT NOT NULL,
+    approved_by TEXT NOT NULL,
+    approved_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS pins_by_server ON tool_pins(server);
+CREATE TABLE IF NOT EXISTS quarantine (
+    id TEXT PRIMARY KEY,
+    tool_id TEXT NOT NULL,
+    server TEXT NOT NULL,
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    state TEXT NOT NULL,
+    old_hash TEXT,
+    old_definition TEXT,
+    new_hash TEXT NOT NULL,
+    new_definition TEXT NOT NULL,
+    reasons TEXT NOT NULL,
+    found_by TEXT NOT NULL,
+    found_at TEXT NOT NULL,
+    decided_by TEXT,
+    decided_at TEXT
+);
+CREATE INDEX IF NOT EXISTS quarantine_by_tool ON quarantine(tool_id, state);
 CREATE TABLE IF NOT EXISTS jobs (
     id TEXT PRIMARY KEY,
     kind TEXT NOT NULL,
@@ -93,4 +123,6 @@ ADDED_COLUMNS = (
     ("servers", "modified_by", "TEXT NOT NULL DEFAULT ''"),
     ("tools", "created_by", "TEXT NOT NULL DEFAULT ''"),
     ("tools", "modified_by", "TEXT NOT NULL DEFAULT ''"),
+    ("tools", "output_schema", "TEXT NOT NULL DEFAULT 'null'"),
+    ("tools", "definition_hash", "TEXT NOT NULL DEFAULT ''"),
 )

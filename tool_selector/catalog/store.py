@@ -23,8 +23,9 @@ from typing import Any
 
 import numpy as np
 
+from tool_selector.catalog import database, trust
 from tool_selector.catalog.schema import ADDED_COLUMNS, SCHEMA, SCHEMA_VERSION
-from tool_selector.errors import NotFoundError, StoreError
+from tool_selector.errors import CatalogDamagedError, NotFoundError, StoreError
 from tool_selector.hashing import sha256_of
 from tool_selector.models import (
     DiscoveryStatus,
@@ -34,6 +35,7 @@ from tool_selector.models import (
     ToolEnrichment,
     ToolRecord,
 )
+from tool_selector.trust.models import EntryState, Pin, QuarantineEntry
 
 logger = logging.getLogger(__name__)
 
@@ -48,21 +50,32 @@ class CatalogStore:
     def __init__(self, path: Path) -> None:
         self.path = path
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            database.prepare(path)  # makes a missing file; refuses one that cannot be a catalog
             self._db = sqlite3.connect(
                 str(path), timeout=30.0, isolation_level=None, check_same_thread=False
             )  # one connection per thread (services/shared/container.py); closed from any thread
             self._db.row_factory = sqlite3.Row
+            database.check_ours(self._db, path, self._stored_version())  # before anything writes to it
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
-            if self._stored_version() != SCHEMA_VERSION:
+            stored = self._stored_version()
+            if stored != SCHEMA_VERSION:
                 # only then take the write lock: opening a current file must not wait behind a writer
                 self._db.executescript(SCHEMA)  # idempotent DDL; executescript commits on its own
                 with self._transaction():
+                    database.mark(self._db)
                     self._add_columns()
                     self._check_schema_version()
-        except sqlite3.DatabaseError as exc:
+                    if stored is not None and stored < 5:
+                        self._pin_existing_tools()
+        except (sqlite3.DatabaseError, CatalogDamagedError) as exc:
+            if getattr(self, "_db", None) is not None:
+                self._db.close()
+            if isinstance(exc, CatalogDamagedError):
+                raise
+            if not isinstance(exc, sqlite3.OperationalError):  # malformed, or not a database at all
+                raise database.damaged(path, f"is damaged ({exc})") from exc
             raise StoreError(
                 f"Cannot open the catalog database {path}: {exc}.",
                 hint="Check the file is a tool-selector catalog and the folder is writable.",
@@ -112,6 +125,20 @@ class CatalogStore:
             if column not in present:
                 self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
 
+    def _pin_existing_tools(self) -> None:
+        """Upgrading to version 5 (trust): every tool already stored gets its definition hash and is
+        pinned as it is, by ``upgrade``, so an existing catalog keeps working and later changes are held."""
+        at = _now()
+        for row in self._db.execute("SELECT * FROM tools").fetchall():
+            tool = _tool_record(row)
+            digest = tool.definition_hash()
+            self._db.execute("UPDATE tools SET definition_hash=? WHERE id=?", (digest, tool.id))
+            self._db.execute(
+                "INSERT OR IGNORE INTO tool_pins(tool_id, server, name, pin_hash, definition, how, "
+                "approved_by, approved_at) VALUES (?, ?, ?, ?, ?, 'upgrade', 'upgrade', ?)",
+                (tool.id, tool.server, tool.name, digest, json.dumps(tool.definition(), sort_keys=True), at),
+            )
+
     def _check_schema_version(self) -> None:
         row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
         if row is None:
@@ -146,12 +173,15 @@ class CatalogStore:
             raise NotFoundError(f"No server named {name!r} in the catalog.", hint="See `catalog list`.")
         return _server_record(row)
 
-    def list_tools(self, server: str | None = None) -> list[ToolRecord]:
+    def list_tools(self, server: str | None = None, *, cleared_only: bool = False) -> list[ToolRecord]:
+        """The stored tools; ``cleared_only`` leaves out the held ones (what the index, enrichment and
+        agents may see)."""
         if server is None:
             rows = self._db.execute("SELECT * FROM tools ORDER BY server, name").fetchall()
         else:
             rows = self._db.execute("SELECT * FROM tools WHERE server=? ORDER BY name", (server,)).fetchall()
-        return [_tool_record(r) for r in rows]
+        held = trust.held_tool_ids(self._db) if cleared_only else set()
+        return [_tool_record(r) for r in rows if r["id"] not in held]
 
     def get_tool(self, tool_id: str) -> ToolRecord:
         row = self._db.execute("SELECT * FROM tools WHERE id=?", (tool_id,)).fetchone()
@@ -166,11 +196,36 @@ class CatalogStore:
 
     def catalog_hash(self) -> str:
         """A hash over what the index is built from: every server's name, description, metadata and
-        content hash, and every stored enrichment's hash."""
+        content hash, every stored enrichment's hash, and which tools are held."""
         rows = self._db.execute("SELECT name, description, metadata, content_hash FROM servers ORDER BY name")
         servers = [[r["name"], r["description"], r["metadata"], r["content_hash"]] for r in rows]
         enriched = self._db.execute("SELECT tool_id, enrichment_hash FROM enrichments ORDER BY tool_id")
-        return sha256_of([servers, [[r["tool_id"], r["enrichment_hash"]] for r in enriched]])
+        held = sorted(trust.held_tool_ids(self._db))
+        return sha256_of([servers, [[r["tool_id"], r["enrichment_hash"]] for r in enriched], held])
+
+    # -- trust: pins and the quarantine (catalog/trust.py) ----------------------------------------
+
+    def held_tool_ids(self) -> set[str]:
+        """Tools kept from the index and from agents: no matching pin, or a pending quarantine entry."""
+        return trust.held_tool_ids(self._db)
+
+    def pins(self, server: str) -> dict[str, Pin]:
+        return trust.pins_of(self._db, server)
+
+    def quarantine_entries(
+        self, *, states: Sequence[EntryState] = ("pending",), server: str | None = None
+    ) -> list[QuarantineEntry]:
+        return trust.list_entries(self._db, states=states, server=server)
+
+    def quarantine_entry(self, entry_id: str) -> QuarantineEntry:
+        entry = trust.get_entry(self._db, entry_id.strip())
+        if entry is None:
+            raise NotFoundError(
+                f"No quarantine entry {entry_id!r}.",
+                hint="`tool-selector quarantine list --all` shows every entry and its id.",
+                entry=entry_id,
+            )
+        return entry
 
     # -- vector cache ---------------------------------------------------------------------------
 
@@ -297,4 +352,6 @@ def _tool_record(row: sqlite3.Row) -> ToolRecord:
     data.pop("id")
     data["input_schema"] = json.loads(data["input_schema"])
     data["annotations"] = json.loads(data["annotations"])
+    data["output_schema"] = json.loads(data.get("output_schema") or "null")
+    data.pop("definition_hash", None)
     return ToolRecord.model_validate(data)

@@ -9,12 +9,13 @@ re-profiles that server only.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
 from tool_selector.catalog.admin import AuditRecord, write_audit
+from tool_selector.catalog.approvals import Approvals
 from tool_selector.catalog.rows import (
     ImportSummary,
     delete_server_rows,
@@ -26,9 +27,11 @@ from tool_selector.catalog.rows import (
     update_tool_row,
 )
 from tool_selector.catalog.store import CatalogStore
+from tool_selector.catalog.trust import Gate, forget_tool, scan_context
 from tool_selector.errors import ConflictError, InvalidInputError
 from tool_selector.hashing import server_hash, sha256_of
 from tool_selector.models import CreationMethod, ServerRecord, ServerSpec, ToolRecord, ToolSpec
+from tool_selector.trust.models import FoundBy, TrustMode, VetSummary
 
 AUDIT_NAMES_LIMIT = 100  # server names listed in one import's audit record
 
@@ -42,13 +45,26 @@ def record_hash(record: ServerRecord | ToolRecord | None) -> str | None:
     return sha256_of([record.id, record.content_hash, record.annotations])
 
 
+FOUND_BY: dict[CreationMethod, FoundBy] = {
+    CreationMethod.DISCOVERED: "sync",
+    CreationMethod.IMPORTED: "import",
+    CreationMethod.MANUAL_API: "registration",
+    CreationMethod.MCP_TOOL: "registration",
+    CreationMethod.CLI: "cli",
+    CreationMethod.MANUAL: "cli",
+}
+
+
 def _stamp() -> tuple[datetime, str]:
     at = datetime.now(UTC)
     return at, at.isoformat(timespec="microseconds")
 
 
-class CatalogWriter:
-    """Writes servers, tools and their audit records through one store's connection."""
+class CatalogWriter(Approvals):
+    """Writes servers, tools, pins and their audit records through one store's connection.
+
+    Every write of a tool definition is vetted (catalog/trust.py) under the write's ``trust`` mode;
+    approving and rejecting held definitions is in ``Approvals`` (catalog/approvals.py)."""
 
     def __init__(self, store: CatalogStore) -> None:
         self._store = store
@@ -84,9 +100,11 @@ class CatalogWriter:
         actor: str,
         source: str = "",
         prune: bool = False,
+        trust: TrustMode | Mapping[str, TrustMode] = "tofu",
     ) -> ImportSummary:
         """Insert or update servers and their tools in one transaction, with one audit record when
-        anything changed (``catalog.import``, target ``catalog:<source>``).
+        anything changed (``catalog.import``, target ``catalog:<source>``), and vet every definition
+        under ``trust`` (held ones get their own ``tool.quarantine`` records).
 
         A server listed here gets exactly the tools given for it: its tools not listed are removed.
         With ``prune``, servers not listed at all are removed too. Unchanged rows keep their timestamps.
@@ -103,14 +121,24 @@ class CatalogWriter:
                 )
                 if outcome in names:
                     names[outcome].append(server.name)
+            context, vetted = scan_context(db), VetSummary()
+            for server in servers:
+                mode = trust if isinstance(trust, str) else trust.get(server.name, "hold")
+                gate = Gate(
+                    db, mode=mode, actor=actor, found_by=FOUND_BY[creation_method], at=at, context=context
+                )
+                gate.vet(server.name, by_server[server.name], complete=True)
+                vetted.add(gate.summary)
+            summary.tools_pinned, summary.held, summary.flagged = vetted.pinned, vetted.held, vetted.flagged
             if prune:
                 for row in db.execute("SELECT name FROM servers").fetchall():
                     if row["name"] not in by_server:
                         summary.tools_removed += len(delete_server_rows(db, row["name"]))
                         summary.servers_removed += 1
                         names["removed"].append(row["name"])
-            if summary.changed:
+            if summary.changed or summary.tools_pinned:
                 details: dict[str, Any] = {"method": creation_method.value, **summary.model_dump()}
+                details["held"], details["flagged"] = summary.held[:AUDIT_NAMES_LIMIT], summary.flagged[:50]
                 details.update({f"servers_{k}_names": v[:AUDIT_NAMES_LIMIT] for k, v in names.items() if v})
                 after = self._store.catalog_hash()
                 self._audit(db, actor, "catalog.import", f"catalog:{source}", before, after, at, details)
@@ -176,7 +204,10 @@ class CatalogWriter:
 
     # -- one tool --------------------------------------------------------------------------------
 
-    def create_tool(self, spec: ToolSpec, *, method: CreationMethod, actor: str) -> ToolRecord:
+    def create_tool(
+        self, spec: ToolSpec, *, method: CreationMethod, actor: str, trust: TrustMode = "tofu"
+    ) -> ToolRecord:
+        """Insert one tool and vet its definition under ``trust``."""
         at, now = _stamp()
         with self._store._transaction() as db:
             self._store.get_server(spec.server)  # NotFoundError when the server is not registered
@@ -192,6 +223,10 @@ class CatalogWriter:
             self._audit_records(
                 db, actor, "tool.create", f"tool:{spec.id}", None, after, at, method=method.value
             )
+            gate = Gate(
+                db, mode=trust, actor=actor, found_by=FOUND_BY[method], at=at, context=scan_context(db)
+            )
+            gate.vet(spec.server, [spec], complete=False)
         return after
 
     def update_tool(
@@ -202,7 +237,11 @@ class CatalogWriter:
         input_schema: dict[str, Any] | None,
         annotations: dict[str, Any] | None,
         actor: str,
+        output_schema: dict[str, Any] | None = None,
+        trust: TrustMode = "tofu",
+        found_by: FoundBy = "registration",
     ) -> tuple[ToolRecord, bool]:
+        """Apply the given fields (None keeps a field) and vet the new definition under ``trust``."""
         at, now = _stamp()
         with self._store._transaction() as db:
             before = self._store.get_tool(tool_id)
@@ -212,13 +251,16 @@ class CatalogWriter:
                 description=before.description if description is None else description,
                 input_schema=before.input_schema if input_schema is None else input_schema,
                 annotations=before.annotations if annotations is None else annotations,
+                output_schema=before.output_schema if output_schema is None else output_schema,
             )
-            if (spec.compute_hash(), spec.annotations) == (before.content_hash, before.annotations):
+            if spec.definition_hash() == before.definition_hash():
                 return before, False
             update_tool_row(db, spec, now, actor)
             rehash_server(db, spec.server, now, actor)
             after = self._store.get_tool(tool_id)
             self._audit_records(db, actor, "tool.update", f"tool:{tool_id}", before, after, at)
+            gate = Gate(db, mode=trust, actor=actor, found_by=found_by, at=at, context=scan_context(db))
+            gate.vet(spec.server, [spec], complete=False)
         return after, True
 
     def delete_tool(self, tool_id: str, *, actor: str) -> ToolRecord:
@@ -226,6 +268,7 @@ class CatalogWriter:
         with self._store._transaction() as db:
             before = self._store.get_tool(tool_id)
             db.execute("DELETE FROM tools WHERE id=?", (tool_id,))
+            forget_tool(db, tool_id)
             rehash_server(db, before.server, now, actor)
             self._audit_records(db, actor, "tool.delete", f"tool:{tool_id}", before, None, at)
         return before
@@ -267,14 +310,14 @@ class CatalogWriter:
         else:
             summary.servers_unchanged += 1
         existing = {
-            r["id"]: r["content_hash"]
-            for r in db.execute("SELECT id, content_hash FROM tools WHERE server=?", (server.name,))
+            r["id"]: r["definition_hash"]
+            for r in db.execute("SELECT id, definition_hash FROM tools WHERE server=?", (server.name,))
         }
         for tool in tools:
             if tool.id not in existing:
                 insert_tool(db, tool, method, now, actor)
                 summary.tools_added += 1
-            elif existing[tool.id] != tool.compute_hash():
+            elif existing[tool.id] != tool.definition_hash():
                 update_tool_row(db, tool, now, actor)
                 summary.tools_changed += 1
             else:

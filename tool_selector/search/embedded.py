@@ -6,7 +6,9 @@ this is cosine). Hybrid fusion follows Weaviate's relativeScoreFusion (or ranked
 
 On disk: ``<dir>/CURRENT`` names a generation folder holding ``meta.json``, ``docs.jsonl`` and
 ``vectors.npy``. A write builds a new generation and then swaps ``CURRENT`` atomically, so a reader
-or a crash sees the old or the new index, never half of one.
+or a crash sees the old or the new index, never half of one. Files damaged all the same (a disk, a
+person, a partial restore) are named by embedded_files.py; every read then raises that error, and
+``drop`` (what ``index rebuild`` starts with) replaces the index without reading it.
 """
 
 from __future__ import annotations
@@ -25,14 +27,19 @@ from typing import Any
 import bm25s
 import numpy as np
 
-from tool_selector.errors import IndexMissingError, InvalidInputError, StoreError
+from tool_selector.errors import (
+    IndexDamagedError,
+    IndexMissingError,
+    InvalidInputError,
+    StoreError,
+    ToolSelectorError,
+)
 from tool_selector.models import SearchHit, ToolDocument
 from tool_selector.search.backend import SearchQuery, UpsertResult, fuse_ranked, fuse_relative
+from tool_selector.search.embedded_files import FORMAT_VERSION, load_generation, read_pointer
 from tool_selector.search.text import tokenize, weighted_tokens
 
 logger = logging.getLogger(__name__)
-
-FORMAT_VERSION = 1
 
 
 class _KeywordIndex:
@@ -80,46 +87,54 @@ class EmbeddedBackend:
         self.dim = dim
         self._lock = threading.RLock()
         self._state = _State(docs=[], pos={}, vectors=np.zeros((0, dim), dtype=np.float32))
-        self._generation: str | None = None
+        self._generation: str | None = None  # what CURRENT said when last loaded or written
+        self._unusable: ToolSelectorError | None = None  # why the files on disk cannot be served
         self._load()
 
     # -- persistence ----------------------------------------------------------------------------
 
-    def _current(self) -> Path | None:
-        pointer = self.directory / "CURRENT"
-        if not pointer.is_file():
-            return None
-        generation = self.directory / pointer.read_text(encoding="utf-8").strip()
-        return generation if generation.is_dir() else None
-
     def _load(self) -> None:
-        generation = self._current()
-        if generation is None:
+        """Load what CURRENT names. Files that cannot be served (damaged, or of another format or
+        model) are remembered, not raised: every read raises it, and ``drop`` starts afresh."""
+        pointer: str | None = None
+        for _ in range(3):
+            try:
+                pointer = read_pointer(self.directory)
+                if pointer is None:
+                    return
+                docs, vectors = load_generation(self.directory, pointer, model_id=self.model_id, dim=self.dim)
+            except (IndexMissingError, IndexDamagedError) as exc:
+                if self._pointer_moved(pointer):  # another process swapped generations while we read
+                    continue
+                self._state = _State(docs=[], pos={}, vectors=np.zeros((0, self.dim), dtype=np.float32))
+                self._unusable, self._generation = exc, pointer
+                return
+            self._state = _State(docs=docs, pos={d.id: i for i, d in enumerate(docs)}, vectors=vectors)
+            self._unusable, self._generation = None, pointer
             return
-        meta = json.loads((generation / "meta.json").read_text(encoding="utf-8"))
-        if meta.get("format_version") != FORMAT_VERSION:
-            raise IndexMissingError(
-                f"The index at {self.directory} has format {meta.get('format_version')}, "
-                f"this tool-selector reads {FORMAT_VERSION}.",
-                hint="Rebuild it with `tool-selector index build --rebuild`.",
-            )
-        if meta.get("model_id") != self.model_id or meta.get("dim") != self.dim:
-            raise IndexMissingError(
-                f"The index at {self.directory} holds vectors of {meta.get('model_id')} "
-                f"({meta.get('dim')} dimensions), but the embedder is {self.model_id} ({self.dim}).",
-                hint="Rebuild it with `tool-selector index build --rebuild`.",
-            )
-        with (generation / "docs.jsonl").open(encoding="utf-8") as fh:
-            docs = [ToolDocument.model_validate_json(line) for line in fh if line.strip()]
-        vectors = np.load(generation / "vectors.npy")
-        self._state = _State(docs=docs, pos={d.id: i for i, d in enumerate(docs)}, vectors=vectors)
-        self._generation = generation.name
+        raise StoreError(f"The index at {self.directory} kept changing while it was read.", hint="Retry.")
+
+    def _pointer_moved(self, seen: str | None) -> bool:
+        try:
+            return read_pointer(self.directory) != seen
+        except IndexDamagedError:
+            return False
+
+    def _usable(self) -> _State:
+        """The current snapshot; raises (a new error each time) when the files cannot be served."""
+        bad = self._unusable
+        if bad is not None:
+            raise type(bad)(bad.message, hint=bad.hint, **bad.details)
+        return self._state
 
     def refresh(self) -> bool:
         """Load the index another process wrote since we last looked; True when it changed."""
         with self._lock:
-            generation = self._current()
-            if generation is None or generation.name == self._generation:
+            try:
+                pointer = read_pointer(self.directory)
+            except IndexDamagedError:
+                pointer = ""  # CURRENT cannot be read: loading records why
+            if pointer is None or pointer == self._generation:
                 return False
             self._load()
             return True
@@ -159,14 +174,14 @@ class EmbeddedBackend:
     def _commit(self, state: _State) -> None:
         """Persist first, then publish: a failed write leaves the served index as it was."""
         self._persist(state)
-        self._state = state
+        self._state, self._unusable = state, None
 
     # -- SearchBackend --------------------------------------------------------------------------
 
     def upsert(self, documents: Sequence[ToolDocument]) -> UpsertResult:
         result = UpsertResult()
         with self._lock:
-            old = self._state
+            old = self._usable()
             docs = list(old.docs)
             pos = dict(old.pos)
             rows: list[np.ndarray] = list(old.vectors)
@@ -190,7 +205,7 @@ class EmbeddedBackend:
 
     def delete(self, ids: Sequence[str]) -> int:
         with self._lock:
-            old = self._state
+            old = self._usable()
             gone = {i for i in ids if i in old.pos}
             if not gone:
                 return 0
@@ -201,21 +216,24 @@ class EmbeddedBackend:
             return len(gone)
 
     def count(self) -> int:
-        return len(self._state.docs)
+        return len(self._usable().docs)
 
     def drop(self) -> None:
+        """Start afresh without reading what is on disk: the repair of a damaged index."""
         with self._lock:
+            if self._unusable is not None:
+                logger.info("replacing the index at %s: %s", self.directory, self._unusable.message)
             self._commit(_State(docs=[], pos={}, vectors=np.zeros((0, self.dim), dtype=np.float32)))
 
     def ids(self) -> dict[str, str]:
-        return {d.id: d.text_hash for d in self._state.docs}
+        return {d.id: d.text_hash for d in self._usable().docs}
 
     def documents(self) -> list[ToolDocument]:
-        return list(self._state.docs)
+        return list(self._usable().docs)
 
     def warm(self, boosts: dict[str, float]) -> None:
         """Build the keyword index for these boosts now instead of on the first query."""
-        self._keyword_index(self._state, boosts)
+        self._keyword_index(self._usable(), boosts)
 
     def _keyword_index(self, state: _State, boosts: dict[str, float]) -> _KeywordIndex:
         keyword = state.keyword
@@ -228,7 +246,7 @@ class EmbeddedBackend:
             return keyword
 
     def hybrid_search(self, query: SearchQuery) -> list[SearchHit]:
-        state = self._state
+        state = self._usable()
         if not state.docs:
             raise IndexMissingError(
                 f"The search index at {self.directory} is empty.",
@@ -260,7 +278,7 @@ class EmbeddedBackend:
 
     def keyword_scores(self, text: str, boosts: dict[str, float]) -> np.ndarray:
         """Boosted BM25 of every document, in document order."""
-        state = self._state
+        state = self._usable()
         return self._keyword_index(state, boosts).scores(tokenize(text))
 
     def close(self) -> None:

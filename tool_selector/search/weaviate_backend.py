@@ -59,7 +59,8 @@ from tool_selector.search.weaviate_objects import (
     search_hit,
 )
 from tool_selector.search.weaviate_retry import OneTry, SdkErrors, run_with_retries
-from tool_selector.settings import DEFAULT_FIELD_BOOSTS, WeaviateSettings
+from tool_selector.settings import DEFAULT_FIELD_BOOSTS
+from tool_selector.settings_weaviate import WeaviateSettings
 
 logger = logging.getLogger(__name__)
 

@@ -21,6 +21,7 @@ from services.gateway.catalog_query.messages import (
 )
 from tool_selector.catalog.store import CatalogStore
 from tool_selector.models import DiscoveryStatus, ToolRecord
+from tool_selector.trust.shown import server_description
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +72,7 @@ class CatalogView:
     @classmethod
     def _read(cls, store: CatalogStore, catalog_hash: str) -> CatalogView:
         tools: dict[str, list[ToolRecord]] = {}
-        for tool in store.list_tools():
+        for tool in store.list_tools(cleared_only=True):  # held tools are not shown to agents
             tools.setdefault(tool.server, []).append(tool)
         profiles, enrichments, discovery = (
             store.get_profiles(),
@@ -155,7 +156,7 @@ class CatalogView:
         name = entry.record.name
         return {
             "server": name,
-            "description": entry.record.description,
+            "description": server_description(entry.record.description),
             "domain": entry.domain,
             "keywords": entry.keywords(),
             "tool_count": len(entry.tools),
@@ -188,7 +189,7 @@ def _clip(text: str, limit: int) -> str:
 def _server_item(entry: ServerEntry) -> dict[str, Any]:
     return {
         "name": entry.record.name,
-        "description": _clip(entry.record.description, LIST_DESCRIPTION_CHARS),
+        "description": _clip(server_description(entry.record.description), LIST_DESCRIPTION_CHARS),
         "domain": entry.domain,
         "tool_count": len(entry.tools),
         "keywords": entry.keywords(),

@@ -16,7 +16,8 @@ import pytest
 
 from tests.support.backends import CATALOG, EMBEDDER
 from tests.support.backends import doc as _doc
-from tool_selector.errors import IndexMissingError
+from tests.support.index_damage import DAMAGES, damage
+from tool_selector.errors import IndexDamagedError, IndexMissingError
 from tool_selector.search.backend import SearchQuery, fuse_ranked, fuse_relative
 from tool_selector.search.embedded import EmbeddedBackend
 from tool_selector.settings import DEFAULT_FIELD_BOOSTS
@@ -128,14 +129,94 @@ def test_a_missing_folder_opens_as_an_empty_index(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("model_id", "dim"), [("another-model", 64), ("hashing-bow-v1", 32)])
-def test_an_index_built_for_another_model_or_dimension_is_refused(
+def test_an_index_built_for_another_model_or_dimension_is_refused_until_dropped(
     tmp_path: Path, backend: EmbeddedBackend, model_id: str, dim: int
 ) -> None:
+    opened = EmbeddedBackend(tmp_path / "index", model_id=model_id, dim=dim)
     with pytest.raises(IndexMissingError) as info:
-        EmbeddedBackend(tmp_path / "index", model_id=model_id, dim=dim)
+        opened.count()
     assert "hashing-bow-v1 (64 dimensions)" in info.value.message
     assert f"{model_id} ({dim})" in info.value.message
-    assert "tool-selector index build" in info.value.hint
+    assert "tool-selector index rebuild" in info.value.hint
+    opened.drop()  # what `index rebuild` does first: it never reads the old index
+    assert opened.count() == 0
+
+
+# --------------------------------------------------------------------------- damaged files
+
+PROBLEMS = {
+    "truncated vectors.npy": "is cut off or corrupt (Failed to read all data",
+    "truncated docs.jsonl": "is cut off or corrupt",
+    "garbage meta.json": "is not valid JSON",
+    "empty CURRENT": "is empty",
+}
+
+
+@pytest.mark.parametrize("kind", DAMAGES)
+def test_a_damaged_index_opens_and_every_read_names_the_file_and_the_repair(
+    tmp_path: Path, backend: EmbeddedBackend, kind: str
+) -> None:
+    hit = damage(tmp_path / "index", kind)
+    opened = _backend(tmp_path / "index")  # opening does not raise: `index rebuild` must get to drop
+    reads = {
+        "count": opened.count,
+        "ids": opened.ids,
+        "search": lambda: opened.hybrid_search(_query("weather forecast")),
+        "upsert": lambda: opened.upsert(CATALOG[:1]),
+        "delete": lambda: opened.delete([CATALOG[0].id]),
+    }
+    for read in reads.values():
+        with pytest.raises(IndexDamagedError) as info:
+            read()
+        assert info.value.message.startswith(f"The search index is damaged: {hit} {PROBLEMS[kind]}")
+        assert info.value.details["path"] == str(hit)
+        assert info.value.hint.startswith("Run `tool-selector index rebuild`")
+
+
+@pytest.mark.parametrize("kind", DAMAGES)
+def test_dropping_a_damaged_index_repairs_it_without_reading_it(
+    tmp_path: Path, backend: EmbeddedBackend, kind: str
+) -> None:
+    damage(tmp_path / "index", kind)
+    opened = _backend(tmp_path / "index")
+    opened.drop()
+    assert opened.count() == 0
+    opened.upsert(CATALOG)
+    reopened = _backend(tmp_path / "index")
+    assert reopened.hybrid_search(_query("weather forecast"))[0].id == "Weather::get_forecast"
+    assert len([p for p in (tmp_path / "index").iterdir() if p.name.startswith("gen-")]) == 1
+
+
+def test_documents_cut_off_at_a_line_end_are_caught_by_the_count_in_meta(
+    tmp_path: Path, backend: EmbeddedBackend
+) -> None:
+    generation = tmp_path / "index" / (tmp_path / "index" / "CURRENT").read_text()
+    docs = generation / "docs.jsonl"
+    docs.write_text("".join(docs.read_text().splitlines(keepends=True)[:-1]))
+    with pytest.raises(IndexDamagedError, match=r"holds 5 documents where meta\.json says 6"):
+        _backend(tmp_path / "index").count()
+
+
+def test_a_current_file_naming_a_missing_folder_is_damage(tmp_path: Path, backend: EmbeddedBackend) -> None:
+    (tmp_path / "index" / "CURRENT").write_text("gen-000000000000")
+    with pytest.raises(IndexDamagedError, match="names the folder gen-000000000000, which does not exist"):
+        _backend(tmp_path / "index").ids()
+
+
+def test_a_reader_reports_a_damaged_new_generation_and_then_picks_up_its_repair(
+    tmp_path: Path, backend: EmbeddedBackend
+) -> None:
+    reader = _backend(tmp_path / "index")
+    assert reader.count() == len(CATALOG)
+    backend.upsert([_doc("Notes", "delete_page", "Delete a page")])  # another process writes...
+    damage(tmp_path / "index", "garbage meta.json")  # ...and the new generation is then damaged
+    assert reader.refresh() is True
+    with pytest.raises(IndexDamagedError):
+        reader.hybrid_search(_query("weather forecast"))
+    backend.drop()
+    backend.upsert(CATALOG)
+    assert reader.refresh() is True
+    assert reader.hybrid_search(_query("weather forecast"))[0].id == "Weather::get_forecast"
 
 
 def test_keyword_scores_weigh_a_name_match_above_a_description_match(tmp_path: Path) -> None:

@@ -339,7 +339,7 @@ def test_weaviate_gives_the_same_tiers_as_the_embedded_backend(
             embedder=embedder,
         )
         try:
-            import_catalog_dir(embedded, GATEWAY_DEMO, actor="test")
+            import_catalog_dir(embedded, GATEWAY_DEMO, approve=True, actor="test")
             build_index(embedded)
             summary = build_index(weaviate)
             assert (summary.written, summary.errors, summary.embedded) == (summary.documents, {}, 0)
@@ -381,7 +381,7 @@ def test_index_rebuild_fills_weaviate_from_the_catalog_and_back(
         "TOOL_SELECTOR_WEAVIATE_GRPC_URL": f"http://127.0.0.1:{fake.grpc_port}",
         "TOOL_SELECTOR_WEAVIATE_COLLECTION": "ToolCli",
     }
-    answer(invoke(["catalog", "import", str(GATEWAY_DEMO)], env))
+    answer(invoke(["catalog", "import", str(GATEWAY_DEMO), "--approve"], env))
     built = answer(invoke(["index", "build"], env))
     filled = answer(invoke(["index", "rebuild", "--backend", "weaviate"], env))
     assert filled["backend"] == "weaviate"
@@ -411,7 +411,7 @@ def test_index_rebuild_against_an_unreachable_weaviate_exits_with_the_address_an
         "TOOL_SELECTOR_WEAVIATE_GRPC_URL": f"http://127.0.0.1:{free_port()}",
         "TOOL_SELECTOR_WEAVIATE_MAX_ATTEMPTS": "1",
     }
-    answer(invoke(["catalog", "import", str(GATEWAY_DEMO)], env))
+    answer(invoke(["catalog", "import", str(GATEWAY_DEMO), "--approve"], env))
     result = invoke(["index", "rebuild", "--backend", "weaviate"], env)
     assert result.exit_code != 0
     assert f"127.0.0.1:{port}" in result.stderr

@@ -1,0 +1,92 @@
+"""The scanner's commands: ``scan`` (read tool definitions as an attacker wrote them) and ``bench-scan``.
+
+Exit codes of ``scan``: 0 when nothing is quarantined (flagged items are printed, but pass), 21
+(``QUARANTINE_EXIT``) when at least one item is, and the error table's code (3, ``catalog_file``) when
+PATH is missing or not in a format it reads.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from routes.cli.base import app, cli_settings, echo_json, mapped_errors
+
+QUARANTINE_EXIT = 21
+_SHARED = Path("../shared/benchmarks")
+
+
+@app.command()
+def scan(
+    path: Annotated[
+        Path,
+        typer.Argument(help="A catalog folder (servers.json + tools.json) or a JSON-lines file of tools"),
+    ],
+    as_json: Annotated[
+        bool, typer.Option("--json", help='One JSON line per item: {"id", "verdict", "reasons"}')
+    ] = False,
+) -> None:
+    """Scan tool definitions for poisoning: hidden characters, orders to the model, secrets, shadowing.
+
+    Reads a catalog folder (its servers' descriptions too; ids are `server::tool`, or the server's
+    name) or a JSON-lines file with one tool a line (`{"id", "server", "tool_name", "description",
+    "input_schema"}`; ids are the items' own). Verdicts: clean, flagged (one weak signal, shown but
+    let through) or quarantine (held at sync and registration). Without --json, one line per item
+    that is not clean, and a count on stderr. Exit code 0 when nothing is quarantined, 21 when
+    something is, 3 when PATH cannot be read as either format."""
+    from services.shared.scanning import scan_path
+
+    with mapped_errors():
+        report = scan_path(path, limit_bytes=cli_settings().max_file_bytes)
+    for item in report.items:
+        if as_json:
+            typer.echo(json.dumps({"id": item.id, "verdict": item.verdict, "reasons": item.reasons}))
+        elif item.verdict != "clean":
+            typer.echo(f"{item.verdict:<10}  {item.id}: {'; '.join(item.reasons)}")
+    tools = sum(1 for i in report.items if i.kind == "tool")
+    servers = len(report.items) - tools
+    scanned = f"{tools} tools" + (f" and {servers} server descriptions" if servers else "")
+    counts = ", ".join(f"{report.count(v)} {v}" for v in ("clean", "flagged", "quarantine"))
+    typer.echo(f"scanned {scanned} of {report.source}: {counts}", err=True)
+    if report.count("quarantine"):
+        raise typer.Exit(QUARANTINE_EXIT)
+
+
+@app.command("bench-scan")
+def bench_scan_command(
+    corpus: Annotated[
+        Path, typer.Option(help="A labelled JSON-lines corpus (label, attack per line)")
+    ] = _SHARED / "poison" / "corpus.jsonl",
+    catalog: Annotated[
+        list[Path] | None,
+        typer.Option(help="A real catalog folder whose tools should stay clean (repeatable)"),
+    ] = None,
+    classifier: Annotated[
+        bool,
+        typer.Option(
+            "--classifier",
+            help="Also cross-validate a learned classifier (embeddings + logistic regression) against rules",
+        ),
+    ] = False,
+) -> None:
+    """The scanner's figures: detection per attack category on the corpus, false positives on the
+    corpus's benign items and on real catalogs, and seconds to scan each catalog. Defaults: the
+    shared benchmarks next to the repository (../shared/benchmarks: poison/, msc_bench_dev/,
+    livemcpbench/). With --classifier, the learned-classifier experiment too (loads the embedding
+    model; a minute or so)."""
+    from eval.bench_scan import bench_scan
+
+    folders = catalog or [_SHARED / "msc_bench_dev", _SHARED / "livemcpbench"]
+    with mapped_errors():
+        settings = cli_settings()
+        figures = bench_scan(corpus, folders, limit_bytes=settings.max_file_bytes)
+        if classifier:
+            from eval.scan_classifier import classifier_experiment
+
+            figures["classifier"] = classifier_experiment(
+                settings, corpus, folders, limit_bytes=settings.max_file_bytes
+            )
+        echo_json(figures)

@@ -1,0 +1,128 @@
+"""Approving and rejecting held tool definitions, and vetting what a server serves live (activation).
+
+Part of ``CatalogWriter`` (writer.py): each decision is one transaction with one audit record
+(``tool.approve`` / ``tool.reject``); a live change found at activation is one ``tool.quarantine``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from tool_selector.catalog.admin import AuditRecord, write_audit
+from tool_selector.catalog.rows import insert_tool, rehash_server, update_tool_row
+from tool_selector.catalog.trust import Gate, decide, get_entry, put_pin, scan_context
+from tool_selector.errors import ConflictError, NotFoundError
+from tool_selector.models import CreationMethod, ToolSpec
+from tool_selector.trust.models import EntryState, QuarantineEntry, TrustMode, VetSummary
+
+if TYPE_CHECKING:
+    from tool_selector.catalog.store import CatalogStore
+
+
+class Approvals:
+    """The approval half of the catalog writer; see the module docstring."""
+
+    _store: CatalogStore
+
+    def vet_live(
+        self, server: str, tools: Sequence[ToolSpec], *, trust: TrustMode, actor: str
+    ) -> tuple[set[str], VetSummary]:
+        """Compare the tools a server lists live with their pins; returns the names held (changed, new on
+        an approved server, or quarantined by the scanner) and what was pinned or held. The stored tools
+        are not touched: the sync brings them in line."""
+        at = datetime.now(UTC)
+        with self._store._transaction() as db:
+            gate = Gate(
+                db, mode=trust, actor=actor, found_by="activation", at=at, context=scan_context(db, tools)
+            )
+            held = gate.vet(server, tools, complete=True)
+        return held, gate.summary
+
+    def approve(self, entry_id: str, *, actor: str, note: str = "") -> QuarantineEntry:
+        """Pin the held definition, bring the stored tool in line with it, and settle the entry."""
+        at = datetime.now(UTC)
+        now = at.isoformat(timespec="microseconds")
+        with self._store._transaction() as db:
+            entry = self._open_entry(db, entry_id, "approve")
+            spec = ToolSpec(server=entry.server, **entry.new_definition)
+            put_pin(db, spec, how="approved", actor=actor, at=now)
+            row = db.execute("SELECT definition_hash FROM tools WHERE id=?", (entry.tool_id,)).fetchone()
+            server = db.execute(
+                "SELECT creation_method FROM servers WHERE name=?", (entry.server,)
+            ).fetchone()
+            if row is not None and row["definition_hash"] != entry.new_hash:
+                update_tool_row(db, spec, now, actor)
+                rehash_server(db, entry.server, now, actor)
+            elif row is None and server is not None:  # a new or renamed tool seen live at activation
+                insert_tool(db, spec, CreationMethod(server["creation_method"]), now, actor)
+                rehash_server(db, entry.server, now, actor)
+            decide(db, entry.id, "approved", actor, now)
+            db.execute(
+                "UPDATE quarantine SET state='superseded', decided_by=?, decided_at=? "
+                "WHERE tool_id=? AND state='pending' AND id != ?",
+                (actor, now, entry.tool_id, entry.id),
+            )
+            self._decision_record(db, entry, "tool.approve", actor, at, note)
+            return self._reread(db, entry.id)
+
+    def reject(self, entry_id: str, *, actor: str, note: str = "") -> QuarantineEntry:
+        """Refuse the held definition: the tool stays held while its server serves it."""
+        at = datetime.now(UTC)
+        with self._store._transaction() as db:
+            entry = self._open_entry(db, entry_id, "reject")
+            decide(db, entry.id, "rejected", actor, at.isoformat(timespec="microseconds"))
+            self._decision_record(db, entry, "tool.reject", actor, at, note)
+            return self._reread(db, entry.id)
+
+    @staticmethod
+    def _open_entry(db: sqlite3.Connection, entry_id: str, verb: str) -> QuarantineEntry:
+        entry = get_entry(db, entry_id.strip())
+        if entry is None:
+            raise NotFoundError(
+                f"No quarantine entry {entry_id!r}.",
+                hint="`tool-selector quarantine list` shows the held tools and their ids.",
+                entry=entry_id,
+            )
+        done: dict[EntryState, str] = {
+            "approved": "was approved already",
+            "superseded": "is settled: the tool went back to its approved definition, "
+            "or a later one was decided",
+        }
+        if entry.state in done or (verb == "reject" and entry.state == "rejected"):
+            raise ConflictError(
+                f"Quarantine entry {entry.id} ({entry.tool_id}) "
+                f"{done.get(entry.state, 'was rejected already')}; there is nothing to {verb}.",
+                hint="`tool-selector quarantine list` shows what is still held.",
+                entry=entry.id,
+                state=entry.state,
+            )
+        return entry
+
+    @staticmethod
+    def _reread(db: sqlite3.Connection, entry_id: str) -> QuarantineEntry:
+        entry = get_entry(db, entry_id)
+        assert entry is not None
+        return entry
+
+    @staticmethod
+    def _decision_record(
+        db: sqlite3.Connection, entry: QuarantineEntry, action: str, actor: str, at: datetime, note: str
+    ) -> None:
+        details = {"entry": entry.id, "kind": entry.kind, "found_by": entry.found_by}
+        if note:
+            details["note"] = note[:500]
+        write_audit(
+            db,
+            AuditRecord(
+                at=at,
+                actor=actor,
+                action=action,
+                target=f"tool:{entry.tool_id}",
+                before_hash=entry.old_hash,
+                after_hash=entry.new_hash,
+                details=details,
+            ),
+        )

@@ -1,0 +1,114 @@
+"""The catalog database file: made only where none exists, recognised before use, copied for backups.
+
+A catalog carries ``APPLICATION_ID`` in its SQLite header (``PRAGMA application_id``), set when the
+file is made. Files made before that mark are recognised by their ``meta`` table with a schema version,
+and marked at their next schema upgrade. Anything else at the catalog's path (an empty file, a damaged
+one, another program's database) is refused with ``CatalogDamagedError`` and left untouched: it may be
+the only copy of the keys, pins, approvals and audit. Only a missing file is made, and it is made
+whole: in a temporary file linked into place, so no other process ever sees a half-made one.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import uuid
+from contextlib import closing
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tool_selector.errors import CatalogDamagedError, ConflictError, StoreError
+
+if TYPE_CHECKING:
+    from tool_selector.catalog.store import CatalogStore
+
+APPLICATION_ID = 0x54534C43  # "TSLC" in the header of every catalog tool-selector makes
+SQLITE_MAGIC = b"SQLite format 3\x00"
+RESTORE = (
+    "It was left as it is. Restore catalog.db from a backup (docs/operator-guide.md, Backup and "
+    "recovery), or point TOOL_SELECTOR_DATA_DIR at the folder that holds your catalog."
+)
+
+
+def damaged(path: Path, problem: str) -> CatalogDamagedError:
+    return CatalogDamagedError(
+        f"The catalog database {path} {problem}.", hint=RESTORE, path=str(path), problem=problem
+    )
+
+
+def prepare(path: Path) -> None:
+    """Before connecting: make a missing catalog file (marked, with no tables yet), and refuse a file
+    that cannot be one (empty, or not SQLite), which SQLite would otherwise take for a new database."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(100)
+    except FileNotFoundError:
+        _create(path)
+        return
+    except OSError as exc:
+        raise StoreError(f"Cannot read the catalog database {path}: {exc}.", path=str(path)) from exc
+    if not head:
+        raise damaged(path, "is empty (0 bytes): it holds no catalog, and may have been cut off")
+    if len(head) < 100 or not head.startswith(SQLITE_MAGIC):
+        raise damaged(path, "is not an SQLite database, so not a tool-selector catalog")
+
+
+def check_ours(db: sqlite3.Connection, path: Path, stored_version: int | None) -> None:
+    """After connecting: refuse an SQLite database that is not a tool-selector catalog."""
+    marked = int(db.execute("PRAGMA application_id").fetchone()[0])
+    if marked == APPLICATION_ID or (marked == 0 and stored_version is not None):
+        return
+    found = f"application id {marked:#x}" if marked else "no meta table with a schema version"
+    raise damaged(path, f"is an SQLite database of another program, not a tool-selector catalog ({found})")
+
+
+def mark(db: sqlite3.Connection) -> None:
+    """Put the mark in the header (in the caller's write transaction)."""
+    db.execute(f"PRAGMA application_id={APPLICATION_ID}")
+
+
+def _create(path: Path) -> None:
+    made = path.with_name(f"{path.name}.new-{uuid.uuid4().hex[:12]}")
+    try:
+        with closing(sqlite3.connect(made, isolation_level=None)) as db:
+            mark(db)  # writes the header page: the file is never empty
+        try:
+            os.link(made, path)  # never replaces: a file another process made first wins
+        except FileExistsError:
+            pass
+        except OSError:  # a file system without hard links
+            if not path.exists():
+                os.replace(made, path)
+    except (OSError, sqlite3.Error) as exc:
+        raise StoreError(
+            f"Cannot create the catalog database {path}: {exc}.",
+            hint="Check that the data folder is writable.",
+            path=str(path),
+        ) from exc
+    finally:
+        made.unlink(missing_ok=True)
+
+
+def backup(store: CatalogStore, out: Path) -> dict[str, int]:
+    """A consistent copy of the live catalog in ``out`` (SQLite's ``VACUUM INTO``: one read transaction,
+    writers go on meanwhile), written beside ``out`` and then moved there. Returns what the copy holds."""
+    if out.exists():
+        raise ConflictError(f"{out} exists already.", hint="Name a new file, or remove that one first.")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    part = out.with_name(f"{out.name}.part-{uuid.uuid4().hex[:12]}")
+    try:
+        store._db.execute("VACUUM INTO ?", (str(part),))
+        with closing(sqlite3.connect(f"file:{part}?mode=ro", uri=True)) as copy:
+            if copy.execute("PRAGMA quick_check").fetchone()[0] != "ok":
+                raise StoreError(f"The backup written to {part} does not check out.", hint="Retry.")
+            counts = {
+                table: int(copy.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
+                for table in ("servers", "tools", "api_keys", "audit")
+            }
+        os.replace(part, out)
+    except (OSError, sqlite3.Error) as exc:
+        raise StoreError(f"Cannot write the backup {out}: {exc}.", path=str(out)) from exc
+    finally:
+        part.unlink(missing_ok=True)
+    return {"bytes": out.stat().st_size, **counts}

@@ -1,0 +1,133 @@
+"""The embedded index's files, read and checked: a damaged index is named, file and fault, never a traceback.
+
+``<dir>/CURRENT`` names a generation folder holding ``meta.json``, ``docs.jsonl`` and ``vectors.npy``
+(written by ``EmbeddedBackend``). ``load_generation`` returns the documents and vectors, or raises
+``IndexDamagedError`` (a file is missing, cut off or garbage) or ``IndexMissingError`` (an index of
+another format or embedding model). Both name the repair: the index is made from the catalog database,
+so ``tool-selector index rebuild`` makes it anew without reading the old one.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import ValidationError
+
+from tool_selector.errors import IndexDamagedError, IndexMissingError
+from tool_selector.models import ToolDocument
+
+logger = logging.getLogger(__name__)
+
+FORMAT_VERSION = 1
+REPAIR = (
+    "Run `tool-selector index rebuild`: it makes the index anew from the catalog database, which holds "
+    "everything the index is made from."
+)
+
+
+def damaged(file: Path, problem: str) -> IndexDamagedError:
+    return IndexDamagedError(
+        f"The search index is damaged: {file} {problem}.", hint=REPAIR, path=str(file), problem=problem
+    )
+
+
+def read_pointer(directory: Path) -> str | None:
+    """What ``CURRENT`` says (stripped), or None when there is no index yet."""
+    pointer = directory / "CURRENT"
+    try:
+        return pointer.read_bytes().decode("utf-8", errors="replace").strip()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise damaged(pointer, f"cannot be read ({exc})") from exc
+
+
+def load_generation(
+    directory: Path, pointer: str, *, model_id: str, dim: int
+) -> tuple[list[ToolDocument], np.ndarray]:
+    """The documents and vectors of the generation ``pointer`` names, checked against each other."""
+    generation = _generation(directory, pointer)
+    meta = _meta(generation / "meta.json", directory, model_id=model_id, dim=dim)
+    count = meta.get("count")
+    if not isinstance(count, int) or count < 0:
+        raise damaged(generation / "meta.json", "holds no document count")
+    docs = _docs(generation / "docs.jsonl", count)
+    vectors = _vectors(generation / "vectors.npy", count, dim)
+    return docs, vectors
+
+
+def _generation(directory: Path, pointer: str) -> Path:
+    current = directory / "CURRENT"
+    if not pointer:
+        raise damaged(current, "is empty: it should name the folder of the current index (gen-...)")
+    if pointer in (".", "..") or "/" in pointer or "\\" in pointer or "\ufffd" in pointer:
+        raise damaged(current, f"does not name an index folder (it holds {pointer[:60]!r})")
+    generation = directory / pointer
+    if not generation.is_dir():
+        raise damaged(current, f"names the folder {pointer}, which does not exist")
+    return generation
+
+
+def _meta(path: Path, directory: Path, *, model_id: str, dim: int) -> dict[str, Any]:
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise damaged(path, "is missing") from exc
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise damaged(path, f"is not valid JSON ({exc})") from exc
+    if not isinstance(meta, dict):
+        raise damaged(path, "does not hold a JSON object")
+    if meta.get("format_version") != FORMAT_VERSION:
+        raise IndexMissingError(
+            f"The index at {directory} has format {meta.get('format_version')}, "
+            f"this tool-selector reads {FORMAT_VERSION}.",
+            hint=REPAIR,
+            path=str(path),
+        )
+    if meta.get("model_id") != model_id or meta.get("dim") != dim:
+        raise IndexMissingError(
+            f"The index at {directory} holds vectors of {meta.get('model_id')} "
+            f"({meta.get('dim')} dimensions), but the embedder is {model_id} ({dim}).",
+            hint=REPAIR,
+            path=str(path),
+        )
+    return meta
+
+
+def _docs(path: Path, count: int) -> list[ToolDocument]:
+    docs: list[ToolDocument] = []
+    number = 0
+    try:
+        with path.open(encoding="utf-8") as fh:
+            for line in fh:
+                number += 1
+                if line.strip():
+                    docs.append(ToolDocument.model_validate_json(line))
+    except FileNotFoundError as exc:
+        raise damaged(path, "is missing") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise damaged(path, f"cannot be read ({exc})") from exc
+    except ValidationError as exc:
+        raise damaged(path, f"is cut off or corrupt: line {number} is not a whole document") from exc
+    if len(docs) != count:
+        raise damaged(path, f"holds {len(docs)} documents where meta.json says {count} (it looks cut off)")
+    return docs
+
+
+def _vectors(path: Path, count: int, dim: int) -> np.ndarray:
+    try:
+        vectors = np.load(path, allow_pickle=False)
+    except FileNotFoundError as exc:
+        raise damaged(path, "is missing") from exc
+    except (OSError, ValueError, EOFError) as exc:
+        raise damaged(path, f"is cut off or corrupt ({' '.join(str(exc).split())})") from exc
+    if not isinstance(vectors, np.ndarray) or vectors.shape != (count, dim) or vectors.dtype != np.float32:
+        shape = getattr(vectors, "shape", "?")
+        raise damaged(
+            path, f"holds an array of shape {shape} where {count} x {dim} float32 vectors were expected"
+        )
+    return vectors
