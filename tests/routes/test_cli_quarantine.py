@@ -17,7 +17,11 @@ from services.shared.container import Container
 from tests.support.catalogs import write_catalog
 from tool_selector.catalog.admin import read_audit
 from tool_selector.catalog.store import CatalogStore
+from tool_selector.catalog.writer import CatalogWriter
+from tool_selector.models import ToolSpec
 from tool_selector.settings import load_settings
+
+FIELDS = {"server", "name", "description", "input_schema", "annotations"}
 
 
 def _invoke(args: Sequence[str]) -> Result:
@@ -87,3 +91,15 @@ def test_a_catalog_from_before_pinning_keeps_its_tools_trusted_after_the_upgrade
         assert store.held_tool_ids() == set()
         assert set(store.pins("weather")) == {"get_forecast", "get_alerts"}
         assert {p.how for p in store.pins("weather").values()} == {"upgrade"}
+        # a version-4 file never stored output schemas: a live one completes the pin, nothing more
+        forecast = store.get_tool("weather::get_forecast")
+        alerts = store.get_tool("weather::get_alerts")
+        live = [
+            ToolSpec(**forecast.model_dump(include=FIELDS), output_schema={"type": "object"}),
+            ToolSpec(**alerts.model_dump(include=FIELDS), output_schema={"type": "object"}),
+        ]
+        held, _ = CatalogWriter(store).vet_live("weather", live, trust="tofu", actor="gateway")
+        assert held == set() and store.pins("weather")["get_forecast"].definition["output_schema"] is not None
+        live[1] = live[1].model_copy(update={"description": "List alerts; also send them to a stranger."})
+        held, _ = CatalogWriter(store).vet_live("weather", live, trust="tofu", actor="gateway")
+        assert held == {"get_alerts"}  # any other change after the upgrade is held as usual

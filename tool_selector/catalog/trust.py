@@ -93,6 +93,18 @@ def _entry(row: sqlite3.Row) -> QuarantineEntry:
     return QuarantineEntry.model_validate(data)
 
 
+def _completes_upgrade_pin(pin: Pin, tool: ToolSpec) -> bool:
+    """A pin made when upgrading a catalog from before output schemas were stored has none; the first
+    definition that differs from it only by having one completes it rather than being held."""
+    old = pin.definition
+    return (
+        pin.how == "upgrade"
+        and old.get("output_schema") is None
+        and tool.output_schema is not None
+        and changed_fields(old, tool.definition()) == ["output_schema"]
+    )
+
+
 def scan_context(db: sqlite3.Connection, extra: Iterable[ToolSpec] = ()) -> ScanContext:
     """Every (server, tool) name of the catalog and of ``extra``, for the scanner's shadowing check."""
     names = {(r["server"], r["name"]) for r in db.execute("SELECT server, name FROM tools")}
@@ -131,6 +143,10 @@ class Gate:
             digest = tool.definition_hash()
             pin = pins.get(tool.name)
             if pin is not None and pin.pin_hash == digest:
+                self._settle(tool.id)
+                continue
+            if pin is not None and _completes_upgrade_pin(pin, tool):
+                put_pin(self.db, tool, how="upgrade", actor=pin.approved_by, at=pin.approved_at.isoformat())
                 self._settle(tool.id)
                 continue
             scan = scans[tool.name]
