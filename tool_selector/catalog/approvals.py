@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from tool_selector.catalog.admin import AuditRecord, write_audit
 from tool_selector.catalog.rows import insert_tool, rehash_server, update_tool_row
-from tool_selector.catalog.trust import Gate, decide, get_entry, put_pin, scan_context
+from tool_selector.catalog.trust import Gate, decide, get_entry, put_pin, scan_context, supersede
 from tool_selector.errors import ConflictError, NotFoundError
 from tool_selector.models import CreationMethod, ToolSpec
 from tool_selector.trust.models import EntryState, QuarantineEntry, TrustMode, VetSummary
@@ -60,11 +60,7 @@ class Approvals:
                 insert_tool(db, spec, CreationMethod(server["creation_method"]), now, actor)
                 rehash_server(db, entry.server, now, actor)
             decide(db, entry.id, "approved", actor, now)
-            db.execute(
-                "UPDATE quarantine SET state='superseded', decided_by=?, decided_at=? "
-                "WHERE tool_id=? AND state='pending' AND id != ?",
-                (actor, now, entry.tool_id, entry.id),
-            )
+            supersede(db, entry.tool_id, actor, now)  # other held definitions of it: the pin now decides
             self._decision_record(db, entry, "tool.approve", actor, at, note)
             return self._reread(db, entry.id)
 

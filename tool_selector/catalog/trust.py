@@ -80,6 +80,15 @@ def decide(db: sqlite3.Connection, entry: str, state: EntryState, actor: str, at
     )
 
 
+def supersede(db: sqlite3.Connection, tool_id: str, actor: str, at: str) -> None:
+    """Settle the tool's pending entries: its pin now decides (it was approved, or matches again)."""
+    db.execute(
+        "UPDATE quarantine SET state='superseded', decided_by=?, decided_at=? "
+        "WHERE tool_id=? AND state='pending'",
+        (actor, at, tool_id),
+    )
+
+
 def _pin(row: sqlite3.Row) -> Pin:
     data = dict(row)
     data["definition"] = json.loads(data["definition"])
@@ -246,8 +255,4 @@ class Gate:
 
     def _settle(self, tool_id: str) -> None:
         """The tool matches its pin again: pending entries for it are superseded."""
-        self.db.execute(
-            "UPDATE quarantine SET state='superseded', decided_by=?, decided_at=? "
-            "WHERE tool_id=? AND state='pending'",
-            (self.actor, self.at.isoformat(), tool_id),
-        )
+        supersede(self.db, tool_id, self.actor, self.at.isoformat())
