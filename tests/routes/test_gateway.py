@@ -234,7 +234,7 @@ async def test_deactivate_power_stops_it_and_its_tools_leave_the_list(fast: Gate
 
 async def test_an_idle_power_is_stopped_and_the_client_is_told(fast: GatewaySetup) -> None:
     notes = Notifications()
-    async with fast_gateway(fast, notes, gateway_idle_timeout_s="0.5") as client:
+    async with fast_gateway(fast, notes, gateway_idle_timeout_s="3") as client:
         await client.call_tool("activate_power", {"name": "weather"})
         await notes.wait()
         assert "weather__echo" in tool_names(await client.list_tools())
@@ -344,7 +344,9 @@ async def test_an_idle_power_is_stopped_its_process_exits_and_the_client_is_told
     gateway_setup: GatewaySetup, embedder: MiniLMEmbedder
 ) -> None:
     notes = Notifications()
-    async with real_gateway(gateway_setup, embedder, notes, gateway_idle_timeout_s="0.5") as client:
+    # 3 s of idleness: long enough that a loaded CI machine still makes the call below before the
+    # stop (0.5 s was not), short enough to keep the test quick.
+    async with real_gateway(gateway_setup, embedder, notes, gateway_idle_timeout_s="3") as client:
         await client.call_tool("activate_power", {"name": "weather"})
         await notes.wait()
         pid = int(text(await client.call_tool("weather__whoami", {})))
