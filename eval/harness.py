@@ -31,7 +31,8 @@ def predict(
     *,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[Prediction]:
-    """One prediction per (id, text): 10 servers and 10 tools ranked, confidence, tier, latency."""
+    """One prediction per (id, text): 10 servers and 10 tools ranked, confidence, tier, latency; for a
+    request the resolver split into steps, each step's ranked servers (``parts``)."""
     if items:  # warm up: model session, keyword index; not timed
         service.resolve_and_route(items[0][1])
     predictions = []
@@ -48,6 +49,7 @@ def predict(
                 top3_confidence=resolution.top3_confidence,
                 tier=decision.status,
                 latency_ms=round(latency, 3),
+                parts=[part.powers for part in resolution.parts] or None,
             )
         )
         if progress is not None:

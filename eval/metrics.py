@@ -10,6 +10,10 @@ Scoring rules, for all of them (``shared/benchmarks/README.md``):
   tools, averaged over queries. server recall@k: the same with each slot mapped to the servers of its
   ids (``rsplit("::", 1)[0]``), over the ranked server list.
 - tool MRR: reciprocal rank of the first tool that fills any slot (0 when none does).
+- slot recall@k, on the multi-slot queries (answerable, at least two slots) only: the share of a query's
+  slots whose servers meet the union of the top k powers of its parts (the whole request's top k when
+  the resolver did not split it), averaged over those queries. Beside it, on the same queries: how many
+  there are, the share the resolver split, tool recall@5 and server recall@3.
 - activated precision: of the answerable queries routed to ``activated``, the share whose top server
   fills a slot. unanswerable caught: of the queries with empty gold, the share routed to
   ``not_found`` or ``weak_matches``. answerable not found: of the answerable queries, the share routed
@@ -32,7 +36,13 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from eval.dataset import Query
-from eval.ranking import server_recall_at_k, tool_recall_at_k, tool_reciprocal_rank, top_server_fills_a_slot
+from eval.ranking import (
+    server_recall_at_k,
+    slot_recall_at_k,
+    tool_recall_at_k,
+    tool_reciprocal_rank,
+    top_server_fills_a_slot,
+)
 from eval.reliability import ReliabilityBin, auroc, ece, reliability_bins
 from eval.routing_shares import RoutedQuery, routing_shares, share, tier_sort_key
 
@@ -70,6 +80,10 @@ class Prediction(BaseModel):
     dataset: str | None = Field(default=None, description="the DATASET argument the query came from")
     catalog: str | None = Field(default=None, description="the dataset folder (catalog) it came from")
     catalog_servers: int | None = Field(default=None, description="servers in the query's catalog")
+    parts: list[list[str]] | None = Field(
+        default=None,
+        description="a request the resolver split into steps: each step's ranked server names, best first",
+    )
 
     @property
     def server_names(self) -> list[str]:
@@ -130,6 +144,15 @@ class QueryScore(BaseModel):
     origin: str | None = None
     dataset: str | None = None
     catalog_servers: int | None = None
+    slots: int = Field(default=0, description="gold slots")
+    split: bool = Field(default=False, description="the resolver split the request into parts")
+    slot_recall_at_1: float | None = Field(default=None, description="multi-slot queries only")
+    slot_recall_at_3: float | None = Field(default=None, description="multi-slot queries only")
+
+    @property
+    def multi_slot(self) -> bool:
+        """Answerable with at least two slots: a request that needs several tools."""
+        return self.answerable and self.slots >= 2
 
 
 def score_query(query: Query, prediction: Prediction) -> QueryScore:
@@ -145,6 +168,9 @@ def score_query(query: Query, prediction: Prediction) -> QueryScore:
 
     def server_r(k: int) -> float | None:
         return server_recall_at_k(groups, servers, k) if answerable else None
+
+    def slot_r(k: int) -> float | None:
+        return slot_recall_at_k(groups, servers, prediction.parts, k) if len(groups) >= 2 else None
 
     server_r3 = server_r(3)
     return QueryScore(
@@ -167,6 +193,10 @@ def score_query(query: Query, prediction: Prediction) -> QueryScore:
         origin=query.origin,
         dataset=prediction.dataset,
         catalog_servers=prediction.catalog_servers,
+        slots=len(groups),
+        split=bool(prediction.parts),
+        slot_recall_at_1=slot_r(1),
+        slot_recall_at_3=slot_r(3),
     )
 
 
@@ -203,6 +233,13 @@ class GroupMetrics(BaseModel):
         default=None, description="expected tier -> predicted tier -> count"
     )
     top3_server_accuracy: float | None = None
+    # Multi-slot queries (answerable, at least two slots) only:
+    multi_slot: int = Field(default=0, description="answerable queries with at least two slots")
+    multi_slot_split: float | None = Field(default=None, description="share of them the resolver split")
+    slot_recall_at_1: float | None = None
+    slot_recall_at_3: float | None = None
+    multi_slot_tool_recall_at_5: float | None = None
+    multi_slot_server_recall_at_3: float | None = None
 
 
 def group_metrics(name: str, scores: Sequence[QueryScore]) -> GroupMetrics:
@@ -235,6 +272,11 @@ def group_metrics(name: str, scores: Sequence[QueryScore]) -> GroupMetrics:
         }
         top3 = share(sum(1 for s in answerable if s.top3_server_hit), len(answerable))
 
+    multi = [s for s in answerable if s.multi_slot]
+
+    def multi_mean(field: str) -> float | None:
+        return _mean([float(getattr(s, field)) for s in multi])
+
     latencies = [s.latency_ms for s in scores]
     return GroupMetrics(
         name=name,
@@ -259,6 +301,12 @@ def group_metrics(name: str, scores: Sequence[QueryScore]) -> GroupMetrics:
         tier_accuracy=tier_accuracy,
         tier_confusion=confusion,
         top3_server_accuracy=top3,
+        multi_slot=len(multi),
+        multi_slot_split=share(sum(1 for s in multi if s.split), len(multi)),
+        slot_recall_at_1=multi_mean("slot_recall_at_1"),
+        slot_recall_at_3=multi_mean("slot_recall_at_3"),
+        multi_slot_tool_recall_at_5=multi_mean("tool_recall_at_5"),
+        multi_slot_server_recall_at_3=multi_mean("server_recall_at_3"),
     )
 
 

@@ -1,5 +1,6 @@
 """The ranking figures of one query against its gold slots (the rules are in ``eval.metrics``): tool and
-server recall@k, the reciprocal rank of the first right tool, whether the top server fills a slot."""
+server recall@k, slot recall@k of a multi-step request, the reciprocal rank of the first right tool,
+whether the top server fills a slot."""
 
 from __future__ import annotations
 
@@ -35,6 +36,21 @@ def server_recall_at_k(gold_tool_groups: Sequence[Sequence[str]], servers: Seque
     """Share of slots whose servers (see :func:`slot_servers`) meet the first ``k`` predicted servers."""
     _check(gold_tool_groups, k)
     top = set(servers[:k])
+    filled = sum(1 for slot in gold_tool_groups if top & slot_servers(slot))
+    return filled / len(gold_tool_groups)
+
+
+def slot_recall_at_k(
+    gold_tool_groups: Sequence[Sequence[str]],
+    servers: Sequence[str],
+    parts: Sequence[Sequence[str]] | None,
+    k: int,
+) -> float:
+    """Share of slots whose servers (see :func:`slot_servers`) meet the union of the first ``k`` powers
+    of each part (each part's ranked server names); the first ``k`` of ``servers``, the whole request's
+    ranking, when the request did not split (``parts`` None or empty)."""
+    _check(gold_tool_groups, k)
+    top = set().union(*(part[:k] for part in parts)) if parts else set(servers[:k])
     filled = sum(1 for slot in gold_tool_groups if top & slot_servers(slot))
     return filled / len(gold_tool_groups)
 

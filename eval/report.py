@@ -36,6 +36,11 @@ DEFINITIONS: tuple[str, ...] = (
     "**tier accuracy / confusion** (only when queries carry `expected_tier`): share of queries routed to "
     "their expected tier, and expected -> predicted counts. **top-3 server accuracy**: share of "
     "answerable queries whose top 3 servers fill at least one slot.",
+    "**slot recall@k** (multi-step requests: answerable queries with at least two slots): the resolver "
+    "splits a multi-step request into parts and ranks powers for each; per query, the share of its slots "
+    "whose servers meet the union of the top k powers of its parts (the whole request's top k powers when "
+    "it did not split), averaged over those queries. Shown with their count, the share that split, and "
+    "tool recall@5 and server recall@3 over the same queries.",
     "A slot is a list of interchangeable tool ids; retrieving any one of them fills it. "
     "A figure shown as `-` has an empty denominator.",
 )
@@ -74,6 +79,25 @@ _TIER_COLUMNS: tuple[_Column, ...] = (
     ("tier acc", lambda g: _ratio(g.tier_accuracy)),
     ("top3 srv acc", lambda g: _ratio(g.top3_server_accuracy)),
 )
+
+
+_MULTI_COLUMNS: tuple[_Column, ...] = (
+    ("multi-slot n", lambda g: str(g.multi_slot)),
+    ("split", lambda g: _ratio(g.multi_slot_split)),
+    ("slot R@1", lambda g: _ratio(g.slot_recall_at_1)),
+    ("slot R@3", lambda g: _ratio(g.slot_recall_at_3)),
+    ("tool R@5", lambda g: _ratio(g.multi_slot_tool_recall_at_5)),
+    ("srv R@3", lambda g: _ratio(g.multi_slot_server_recall_at_3)),
+)
+_MULTI_TITLE = "multi-step requests (answerable, two or more slots)"
+_NO_MULTI = "multi-step requests: none (no answerable query has two or more slots)"
+
+
+def _multi_rows(report: EvalReport) -> list[list[str]]:
+    """One row per group holding multi-slot queries."""
+    return [
+        [g.name, *(render(g) for _, render in _MULTI_COLUMNS)] for g in report.groups.values() if g.multi_slot
+    ]
 
 
 def _columns(report: EvalReport) -> tuple[_Column, ...]:
@@ -118,8 +142,9 @@ def _fixed_width(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[s
 def format_console(report: EvalReport) -> str:
     """A compact fixed-width table: one row per group, ratios to 3 decimals, latency in ms to 1 decimal.
 
-    Followed by the tier counts of answerable and unanswerable queries per group and, when queries
-    carried ``expected_tier``, each group's tier confusion table.
+    Followed by the tier counts of answerable and unanswerable queries per group, each group's tier
+    confusion table when queries carried ``expected_tier``, and the multi-step requests' figures (slot
+    recall) of each group holding any.
     """
     columns = _columns(report)
     groups = list(report.groups.values())
@@ -141,6 +166,10 @@ def format_console(report: EvalReport) -> str:
             header, rows = _confusion_rows(g.tier_confusion)
             lines += ["", f"tier confusion, group {g.name} (accuracy {_ratio(g.tier_accuracy)})"]
             lines += _fixed_width(header, rows)
+
+    multi = _multi_rows(report)
+    lines += ["", f"{_MULTI_TITLE}: slot recall over each step's powers"] if multi else ["", _NO_MULTI]
+    lines += _fixed_width(["group", *(name for name, _ in _MULTI_COLUMNS)], multi) if multi else []
     return "\n".join(lines) + "\n"
 
 
@@ -172,8 +201,9 @@ def format_markdown(
     settings_summary: dict[str, object],
     reliability_diagram: str | None = None,
 ) -> str:
-    """A markdown report: results per group, tier counts, tier confusion, calibration (ECE per group and
-    the reliability diagram, a PNG beside the report), definitions and settings."""
+    """A markdown report: results per group, tier counts, tier confusion, multi-step requests (slot
+    recall), calibration (ECE per group and the reliability diagram, a PNG beside the report),
+    definitions and settings."""
     columns = _columns(report)
     groups = list(report.groups.values())
     out: list[str] = [f"# {title}", "", "## Results", ""]
@@ -207,6 +237,18 @@ def format_markdown(
                 "",
             ]
             out += _md_table(header, rows)
+
+    multi = _multi_rows(report)
+    out += ["", "## Multi-step requests", ""]
+    if multi:
+        out += [
+            f"The {_MULTI_TITLE}: slot recall over each step's powers, and the whole-request figures on "
+            "the same queries.",
+            "",
+        ]
+        out += _md_table(["group", *(name for name, _ in _MULTI_COLUMNS)], multi)
+    else:
+        out.append(_NO_MULTI[0].upper() + _NO_MULTI[1:] + ".")
 
     out += [
         "",

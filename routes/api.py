@@ -22,6 +22,7 @@ from routes.api_guard import KeyThenBodyLimit
 from services.api.operations import EnrichmentStats, Health, Operations, ServerStatus
 from services.shared.auth import Principal
 from services.shared.container import Container
+from services.shared.steps import StepMatch, step_matches
 from services.write import registry
 from tool_selector.catalog import admin
 from tool_selector.catalog.admin import AuditRecord, JobRecord
@@ -66,6 +67,11 @@ class ResolveRequest(BaseModel):
 
 
 class ResolveResponse(Decision):
+    parts: list[StepMatch] | None = Field(
+        default=None,
+        exclude_if=lambda parts: parts is None,
+        description="a multi-step request only: each step and the powers and tools that fit it best",
+    )
     resolution: Resolution | None = None
 
 
@@ -121,7 +127,10 @@ async def resolve(body: ResolveRequest, o: Ops, _: Reader) -> ResolveResponse:
             o.resolve, body.query, body.mode, body.limit, limiter=_RESOLVING
         )
     resolution, decision = answer
-    response = ResolveResponse(**decision.model_dump(), resolution=resolution if body.explain else None)
+    steps = step_matches(resolution, decision)  # a multi-step request: one power per step
+    response = ResolveResponse(
+        **decision.model_dump(), parts=steps or None, resolution=resolution if body.explain else None
+    )
     return model_for_agent(response)  # agents read it: every text stripped of invisible characters
 
 

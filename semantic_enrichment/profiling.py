@@ -16,8 +16,8 @@ from pydantic import BaseModel
 
 from semantic_enrichment.base import ProfileDraft, Profiler
 from semantic_enrichment.cache import EnrichmentCache, cache_key
+from tool_selector import hashing
 from tool_selector.errors import LLMError
-from tool_selector.hashing import sha256_of
 from tool_selector.models import ServerProfile, ServerSpec, ToolSpec
 
 logger = logging.getLogger(__name__)
@@ -25,7 +25,7 @@ logger = logging.getLogger(__name__)
 
 def compute_profile_hash(server: ServerSpec, tools: Sequence[ToolSpec]) -> str:
     """sha256 over the server's name and description and its sorted tool hashes."""
-    return sha256_of([server.name, server.description, sorted(t.compute_hash() for t in tools)])
+    return hashing.profile_hash(server.name, server.description, (t.compute_hash() for t in tools))
 
 
 def needs_profile(

@@ -22,7 +22,7 @@ import math
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -104,6 +104,24 @@ class TreeEnsemble(BaseModel):
             node = np.where(x[feature[node]] <= threshold[node], left[node], right[node])
         return self.baseline + float(value[node].sum())
 
+    @cached_property
+    def _children(self) -> np.ndarray:
+        """Each node's left child at 2 x node, its right one at 2 x node + 1."""
+        _, _, left, right, _, _ = self._arrays
+        return np.ascontiguousarray(np.stack([left, right], axis=1)).ravel()
+
+    def raw_many(self, rows: np.ndarray) -> np.ndarray:
+        """The ensemble's raw output for each row of ``rows`` (n x features), all trees at once: one
+        gather per level over the flat rows (right when not ``x <= threshold``, so NaN goes right)."""
+        feature, threshold, _, _, value, roots = self._arrays
+        children = self._children
+        flat = np.ascontiguousarray(rows, dtype=np.float64).ravel()
+        base = (np.arange(rows.shape[0], dtype=np.int64) * rows.shape[1])[:, None]
+        node = np.broadcast_to(roots, (rows.shape[0], roots.shape[0])).copy()
+        for _ in range(self.depth):
+            node = children[2 * node + ~(flat[base + feature[node]] <= threshold[node])]
+        return np.asarray(self.baseline + value[node].sum(axis=1), dtype=np.float64)
+
     def probability(self, x: np.ndarray) -> float:
         z = max(min(self.raw(x), 40.0), -40.0)
         return 1.0 / (1.0 + math.exp(-z))
@@ -184,43 +202,71 @@ class Calibration(BaseModel):
             )
 
 
-def load_calibration(path: Path | None = None, *, limit_bytes: int = DEFAULT_MAX_FILE_BYTES) -> Calibration:
-    """The calibration at ``path`` (at most ``limit_bytes``: the ``max_file_bytes`` setting), or the one
-    packaged with tool-selector."""
+M = TypeVar("M", bound=BaseModel)
+
+
+def read_model_file(
+    model: type[M],
+    path: Path | None,
+    *,
+    packaged: str,
+    package: str,
+    what: str,
+    expected_format: str,
+    remedy: str,
+    setting: str,
+    limit_bytes: int = DEFAULT_MAX_FILE_BYTES,
+) -> tuple[M, str]:
+    """A fitted model file (``path``, or ``packaged`` inside ``package``) checked for its format and read
+    as ``model``, and where it came from; every failure a CalibrationError that says how to get a good
+    one."""
     try:
         if path is None:
-            text = resources.files("tool_selector.calibration").joinpath(PACKAGED_CALIBRATION).read_text()
-            where = f"packaged {PACKAGED_CALIBRATION}"
+            text = resources.files(package).joinpath(packaged).read_text()
+            where = f"packaged {packaged}"
         else:
-            what = "confidence calibration"
             text = read_text_limited(path, limit_bytes=limit_bytes, what=what, error=CalibrationError)
             where = str(path)
     except (OSError, UnicodeDecodeError) as exc:
         raise CalibrationError(
-            f"Cannot read the confidence calibration {path or PACKAGED_CALIBRATION}: {exc}.",
-            hint="Point calibration_file at a file written by `tool-selector calibrate`, or unset it.",
+            f"Cannot read the {what} {path or packaged}: {exc}.",
+            hint=f"Point {setting} at a file written by {remedy}, or unset it.",
         ) from exc
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise CalibrationError(
-            f"The confidence calibration {where} is not JSON: {exc}.",
-            hint="Re-run `tool-selector calibrate` to write a fresh one.",
+            f"The {what} {where} is not JSON: {exc}.", hint=f"Re-run {remedy} to write a fresh one."
         ) from exc
-    if isinstance(data, dict) and data.get("format") != FORMAT:
+    if isinstance(data, dict) and data.get("format") != expected_format:
         raise CalibrationError(
-            f"The confidence calibration {where} is in format "
-            f"{data.get('format', 'v1 (no format field)')!r}; "
-            f"this version of tool-selector reads {FORMAT!r}.",
-            hint="Re-run `tool-selector calibrate` to write one in the current format, or unset "
-            "calibration_file to use the packaged one.",
+            f"The {what} {where} is in format {data.get('format', 'v1 (no format field)')!r}; "
+            f"this version of tool-selector reads {expected_format!r}.",
+            hint=f"Re-run {remedy} to write one in the current format, or unset {setting} to use the "
+            "packaged one.",
         )
     try:
-        calibration = Calibration.model_validate(data)
+        return model.model_validate(data), where
     except ValidationError as exc:
         raise CalibrationError(
-            f"The confidence calibration {where} is malformed: {exc}.",
-            hint="Re-run `tool-selector calibrate` to write a fresh one.",
+            f"The {what} {where} is malformed: {exc}.",
+            hint=f"Re-run {remedy} to write a fresh one, or unset {setting}.",
         ) from exc
+
+
+def load_calibration(path: Path | None = None, *, limit_bytes: int = DEFAULT_MAX_FILE_BYTES) -> Calibration:
+    """The calibration at ``path`` (at most ``limit_bytes``: the ``max_file_bytes`` setting), or the one
+    packaged with tool-selector."""
+    calibration, where = read_model_file(
+        Calibration,
+        path,
+        packaged=PACKAGED_CALIBRATION,
+        package="tool_selector.calibration",
+        what="confidence calibration",
+        expected_format=FORMAT,
+        remedy="`tool-selector calibrate`",
+        setting="calibration_file",
+        limit_bytes=limit_bytes,
+    )
     calibration.check(where)
     return calibration

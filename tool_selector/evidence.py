@@ -28,6 +28,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy import sparse
 
 from tool_selector.models import PowerCandidate, SearchHit, ToolDocument
 from tool_selector.search.text import field_text, tokenize
@@ -64,6 +65,7 @@ FEATURES: tuple[str, ...] = (
 ORIGINAL_FIELDS = ("name", "description", "parameter_names")
 ENRICHED_FIELDS = ("action_entities", "enhanced_description", "semantic_keywords", "use_cases")
 SERVER_FIELDS = ("server_name", "server_description", "tags")
+RANKED_FIELDS = ORIGINAL_FIELDS + ENRICHED_FIELDS + SERVER_FIELDS  # the fields the ranker reads one by one
 _GENERIC_NAME_TOKENS = frozenset(tokenize("mcp server model context protocol tool tools api"))
 _UNRANKED = 10  # a power a channel did not rank counts as the 11th
 MAX_SERVERS, MAX_TOOLS = 100, 500  # the catalog sizes the size features saturate at (see above)
@@ -76,6 +78,58 @@ def _tokens(fields: dict[str, str | list[str]], names: Iterable[str]) -> set[str
         if value:
             out.update(tokenize(field_text(value)))
     return out
+
+
+@dataclass(frozen=True)
+class WordMatrix:
+    """The catalog's words as sparse 0/1 matrices, so that a query's word evidence about many tools is
+    two sparse products instead of a loop: one row per tool and field (``RANKED_FIELDS``, then all the
+    tool's words), one row per power (all its words)."""
+
+    vocabulary: dict[str, int]
+    tool_rows: dict[str, int]  # tool id -> its first row in ``fields``
+    power_rows: dict[str, int]
+    fields: sparse.csr_matrix
+    powers: sparse.csr_matrix
+
+    @classmethod
+    def build(
+        cls,
+        per_field: dict[str, list[set[str]]],
+        tool_words: dict[str, frozenset[str]],
+        power_words: dict[str, set[str]],
+    ) -> WordMatrix:
+        vocabulary: dict[str, int] = {}
+        columns: list[int] = []
+        pointers = [0]
+        tool_rows: dict[str, int] = {}
+        for tool_id, fields in per_field.items():
+            tool_rows[tool_id] = len(pointers) - 1
+            for words in (*fields, tool_words[tool_id]):
+                columns.extend(vocabulary.setdefault(w, len(vocabulary)) for w in sorted(words))
+                pointers.append(len(columns))
+        power_columns: list[int] = []
+        power_pointers = [0]
+        power_rows: dict[str, int] = {}
+        for power, words in power_words.items():
+            power_rows[power] = len(power_pointers) - 1
+            power_columns.extend(vocabulary.setdefault(w, len(vocabulary)) for w in sorted(words))
+            power_pointers.append(len(power_columns))
+        size = max(len(vocabulary), 1)
+
+        def matrix(cols: list[int], ptrs: list[int]) -> sparse.csr_matrix:
+            data = np.ones(len(cols), dtype=np.float64)
+            return sparse.csr_matrix(
+                (data, np.asarray(cols, dtype=np.int64), ptrs), shape=(len(ptrs) - 1, size)
+            )
+
+        return cls(
+            vocabulary,
+            tool_rows,
+            power_rows,
+            matrix(columns, pointers),
+            matrix(power_columns, power_pointers),
+        )
 
 
 @dataclass(frozen=True)
@@ -93,6 +147,9 @@ class CatalogTerms:
     power_words: dict[str, frozenset[str]]
     power_name_words: dict[str, frozenset[str]]
     document_frequency: dict[str, int] = field(default_factory=dict)
+    words: WordMatrix | None = None
+    tool_name_tokens: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    power_tools: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def from_documents(cls, documents: Sequence[ToolDocument]) -> CatalogTerms:
@@ -103,19 +160,25 @@ class CatalogTerms:
         power_words: dict[str, set[str]] = {}
         power_names: dict[str, frozenset[str]] = {}
         frequency: Counter[str] = Counter()
+        per_field: dict[str, list[set[str]]] = {}
+        name_tokens: dict[str, tuple[str, ...]] = {}
+        power_tools: Counter[str] = Counter()
         for doc in documents:
-            own = _tokens(doc.fields, ORIGINAL_FIELDS)
-            every = frozenset(own | _tokens(doc.fields, ENRICHED_FIELDS))
+            power_tools[doc.server] += 1
+            fields = [_tokens(doc.fields, (name,)) for name in RANKED_FIELDS]
+            per_field[doc.id] = fields
+            by_name = dict(zip(RANKED_FIELDS, fields, strict=True))
+            name_tokens[doc.id] = tuple(tokenize(field_text(doc.fields.get("name", ""))))
+            own = set().union(*(by_name[n] for n in ORIGINAL_FIELDS))
+            every = frozenset(own.union(*(by_name[n] for n in ENRICHED_FIELDS)))
             original[doc.id] = frozenset(own)
             tool_words[doc.id] = every
-            names[doc.id] = frozenset(tokenize(field_text(doc.fields.get("name", "")))) - _GENERIC_NAME_TOKENS
+            names[doc.id] = frozenset(by_name["name"]) - _GENERIC_NAME_TOKENS
             pairs = doc.fields.get("action_entities") or []
             actions[doc.id] = tuple(t for t in (tuple(tokenize(p)) for p in pairs if isinstance(p, str)) if t)
             if doc.server not in power_words:  # a server's own fields are the same on each of its tools
-                power_words[doc.server] = _tokens(doc.fields, SERVER_FIELDS)
-                power_names[doc.server] = (
-                    frozenset(tokenize(field_text(doc.fields.get("server_name", "")))) - _GENERIC_NAME_TOKENS
-                )
+                power_words[doc.server] = set().union(*(by_name[n] for n in SERVER_FIELDS))
+                power_names[doc.server] = frozenset(by_name["server_name"]) - _GENERIC_NAME_TOKENS
             power_words[doc.server] |= every
             frequency.update(every)
         return cls(
@@ -126,6 +189,9 @@ class CatalogTerms:
             power_words={k: frozenset(v) for k, v in power_words.items()},
             power_name_words=power_names,
             document_frequency=dict(frequency),
+            words=WordMatrix.build(per_field, tool_words, power_words),
+            tool_name_tokens=name_tokens,
+            power_tools=dict(power_tools),
         )
 
     @property
@@ -151,7 +217,7 @@ def _share_said(name: frozenset[str], query: set[str]) -> float:
     return len(name & query) / len(name) if name else 0.0
 
 
-def _action_match(pairs: tuple[tuple[str, ...], ...], query: set[str]) -> float:
+def action_match(pairs: tuple[tuple[str, ...], ...], query: set[str]) -> float:
     """1 when some action-entity pair has its verb and its whole object in the query, 0.5 for one."""
     best = 0.0
     for pair in pairs:
@@ -232,5 +298,5 @@ def evidence_of(
     out["catalog_coverage"] = _coverage(words, terms.document_frequency.keys() & words, weight)
     out["tool_name_overlap"] = _share_said(terms.tool_name_words.get(tool, frozenset()), words)
     out["server_name_overlap"] = _share_said(terms.power_name_words.get(top, frozenset()), words)
-    out["action_match"] = _action_match(terms.tool_actions.get(tool, ()), words)
+    out["action_match"] = action_match(terms.tool_actions.get(tool, ()), words)
     return out

@@ -22,6 +22,12 @@ def tool_hash(name: str, description: str, input_schema: dict[str, Any]) -> str:
     return sha256_of({"name": name, "description": description, "input_schema": input_schema})
 
 
+def profile_hash(server_name: str, server_description: str, tool_hashes: Iterable[str]) -> str:
+    """What a server profile is made from: the server's name and description and its (cleared) tools'
+    sorted content hashes. A stored profile with another hash describes other tools."""
+    return sha256_of([server_name, server_description, sorted(tool_hashes)])
+
+
 def server_hash(tool_hashes: Iterable[str]) -> str:
     """A server's content hash over its sorted tool hashes."""
     return sha256_of(sorted(tool_hashes))

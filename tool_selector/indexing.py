@@ -1,14 +1,22 @@
-"""Stage 3, index: catalog store -> tool documents -> vectors -> search backend.
+"""Stage 3, index: catalog store -> tool and server documents -> vectors -> search backend.
+
+One document per cleared tool, and one per server (its "power" document: the server's own words, its
+cleared tools' names, first sentences and action-entity pairs, and its profile's domain and keywords),
+searched apart from the tools with their own field boosts.
 
 Incremental: a document whose text hash the backend already holds is not re-embedded or rewritten;
-tools gone from the catalog leave the index. Vectors are cached in the catalog store by text hash.
+tools and servers gone from the catalog leave the index. Vectors are cached in the catalog store by
+text hash.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import time
-from collections.abc import Callable, Sequence
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -16,24 +24,50 @@ from pydantic import BaseModel
 
 from tool_selector.catalog.store import CatalogStore
 from tool_selector.embedding import Embedder
-from tool_selector.hashing import sha256_of
-from tool_selector.models import ServerRecord, ServerSpec, ToolDocument, ToolEnrichment, ToolRecord
+from tool_selector.hashing import profile_hash, sha256_of
+from tool_selector.models import (
+    ServerProfile,
+    ServerRecord,
+    ServerSpec,
+    ToolDocument,
+    ToolEnrichment,
+    ToolRecord,
+)
 from tool_selector.search.backend import SearchBackend
 from tool_selector.search.text import split_identifiers
 
 logger = logging.getLogger(__name__)
 
 DOCUMENT_VERSION = "doc-v2"
+# what an index holds: 2 = tool and server documents (1 = tool documents only). Part of the index mark's
+# key (services/shared/container.py), so an index of an older layout is never taken for current.
+INDEX_LAYOUT = 2
+SERVER_DOCUMENT_VERSION = "server-doc-v1"
 MAX_FIELD_CHARS = 4000
+MAX_SENTENCE_CHARS = 200  # one tool's first sentence in its server's document
+# a server's vector text, of which the first part is its description, then its tool names: 400
+# characters (about 100 word pieces) ranked servers as well as 1,000 at alpha 0.5 on msc_bench_dev and
+# livemcpbench (300 lost msc server R@3 0.898 -> 0.887) and costs about 30 % less to embed
+MAX_SERVER_VECTOR_CHARS = 400
+MAX_VECTOR_DESCRIPTION_CHARS = 200
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 class IndexSummary(BaseModel):
+    """What an index run did. ``documents`` ... ``removed`` count tool documents; ``servers_*`` count
+    server documents; ``errors`` holds both (a server document's under ``server:<name>``)."""
+
     documents: int = 0
     embedded: int = 0
     vectors_from_cache: int = 0
     written: int = 0
     unchanged: int = 0
     removed: int = 0
+    servers_indexed: int = 0
+    servers_embedded: int = 0
+    servers_written: int = 0
+    servers_unchanged: int = 0
+    servers_removed: int = 0
     errors: dict[str, str] = {}
     seconds: float = 0.0
 
@@ -110,18 +144,146 @@ def build_document(
     )
 
 
+def first_sentence(text: str, limit: int = MAX_SENTENCE_CHARS) -> str:
+    """The text's first sentence, whitespace collapsed, cut at a word."""
+    flat = " ".join(text[: limit * 4].split())
+    first = _SENTENCE_END.split(flat, maxsplit=1)[0] if flat else ""
+    if len(first) > limit:
+        first = first[:limit].rsplit(" ", 1)[0]
+    return first
+
+
+def capped(items: Iterable[str], limit: int = MAX_FIELD_CHARS) -> list[str]:
+    """The distinct non-empty items, in order, while their text stays within ``limit`` characters."""
+    out: list[str] = []
+    seen: set[str] = set()
+    size = 0
+    for item in items:
+        key = item.strip().lower()
+        if not key or key in seen:
+            continue
+        size += len(item) + 3  # " . " between items, as field_text joins them
+        if size > limit:
+            break
+        seen.add(key)
+        out.append(item.strip())
+    return out
+
+
+def current_profile(
+    server: ServerRecord, tools: Sequence[ToolRecord], profile: ServerProfile | None
+) -> ServerProfile | None:
+    """The profile when it was made from exactly this server and these (cleared) tools, else None: a
+    profile made before a tool was held may carry that tool's words."""
+    if profile is None:
+        return None
+    made_from = profile_hash(server.name, server.description, (t.content_hash for t in tools))
+    return profile if profile.profile_hash == made_from else None
+
+
+def server_embedding_text(server: ServerRecord, tools: Sequence[ToolRecord]) -> str:
+    """What a server document's vector stands for: the server's name, the start of its description and
+    its tools' names."""
+    head = split_identifiers(server.name)
+    description = _server_text(server)[:MAX_VECTOR_DESCRIPTION_CHARS].strip()
+    text = f"{head}: {description}" if description else head
+    if tools:
+        text += " Tools: " + ", ".join(split_identifiers(t.name) for t in tools)
+    return text[:MAX_SERVER_VECTOR_CHARS]
+
+
+def build_server_document(
+    server: ServerRecord,
+    tools: Sequence[ToolRecord],
+    enrichments: Sequence[ToolEnrichment | None] = (),
+    profile: ServerProfile | None = None,
+) -> ToolDocument:
+    """A server's search document from its record and its cleared ``tools`` (with their enrichments,
+    in the same order; one made from another version of its tool is left out) and its profile (used
+    only when made from these very tools). Every field is capped, so a server of 300 tools stays
+    bounded."""
+    actions = (
+        pair
+        for tool, enrichment in zip(tools, enrichments, strict=False)
+        if enrichment is not None and enrichment.tool_hash == tool.content_hash
+        for pair in enrichment.action_entities
+    )
+    fresh = current_profile(server, tools, profile)
+    fields: dict[str, str | list[str]] = {
+        "server_name": split_identifiers(server.name),
+        "server_description": _server_text(server),
+        "tags": capped(_tags(server)),
+        "tool_names": capped(split_identifiers(t.name) for t in tools),
+        "tool_descriptions": capped(first_sentence(t.description) for t in tools),
+        "actions": capped(actions),
+        "domain": "" if fresh is None else fresh.domain[:MAX_FIELD_CHARS],
+        "keywords": [] if fresh is None else capped([*fresh.semantic_keywords, *fresh.primary_capabilities]),
+    }
+    text = server_embedding_text(server, tools)
+    return ToolDocument(
+        id=server.name,
+        server=server.name,
+        name=server.name,
+        fields=fields,
+        text_hash=sha256_of([SERVER_DOCUMENT_VERSION, fields, text]),
+        kind="server",
+    )
+
+
 def build_documents(store: CatalogStore) -> tuple[list[ToolDocument], dict[str, str]]:
     """Every cleared tool's document (held tools stay out of the index), and the text each one's vector
     is made from (by document id)."""
-    servers = {s.name: s for s in store.list_servers()}
-    enrichments = store.get_enrichments()
+    return _tool_documents(_read_catalog(store))
+
+
+def build_server_documents(store: CatalogStore) -> tuple[list[ToolDocument], dict[str, str]]:
+    """One document per server, made from the server record and its cleared tools only (a held tool's
+    text never reaches the index), and the text each one's vector is made from (by server name)."""
+    return _server_documents(_read_catalog(store))
+
+
+@dataclass(frozen=True)
+class _Catalog:
+    """What the documents are made from, read once."""
+
+    servers: dict[str, ServerRecord]
+    tools: list[ToolRecord]  # cleared only
+    enrichments: dict[str, ToolEnrichment]
+    profiles: dict[str, ServerProfile]
+
+
+def _read_catalog(store: CatalogStore) -> _Catalog:
+    return _Catalog(
+        servers={s.name: s for s in store.list_servers()},
+        tools=store.list_tools(cleared_only=True),
+        enrichments=store.get_enrichments(),
+        profiles=store.get_profiles(),
+    )
+
+
+def _tool_documents(catalog: _Catalog) -> tuple[list[ToolDocument], dict[str, str]]:
     docs: list[ToolDocument] = []
     texts: dict[str, str] = {}
-    for tool in store.list_tools(cleared_only=True):
-        server = servers[tool.server]
-        doc = build_document(tool, server, enrichments.get(tool.id))
+    for tool in catalog.tools:
+        server = catalog.servers[tool.server]
+        doc = build_document(tool, server, catalog.enrichments.get(tool.id))
         docs.append(doc)
         texts[doc.id] = embedding_text(tool, server)
+    return docs, texts
+
+
+def _server_documents(catalog: _Catalog) -> tuple[list[ToolDocument], dict[str, str]]:
+    by_server: dict[str, list[ToolRecord]] = defaultdict(list)
+    for tool in catalog.tools:
+        by_server[tool.server].append(tool)
+    docs: list[ToolDocument] = []
+    texts: dict[str, str] = {}
+    for name, server in catalog.servers.items():
+        tools = by_server.get(name, [])
+        enrichments = [catalog.enrichments.get(t.id) for t in tools]
+        doc = build_server_document(server, tools, enrichments, catalog.profiles.get(name))
+        docs.append(doc)
+        texts[doc.id] = server_embedding_text(server, tools)
     return docs, texts
 
 
@@ -133,42 +295,73 @@ def index_catalog(
     rebuild: bool = False,
     progress: Callable[[int, int], None] | None = None,
 ) -> IndexSummary:
-    """Bring the backend in line with the catalog store; only changed documents are embedded."""
+    """Bring the backend in line with the catalog store, tool and server documents alike; only changed
+    documents are embedded and written."""
     started = time.perf_counter()
-    docs, texts = build_documents(store)
-    summary = IndexSummary(documents=len(docs))
+    catalog = _read_catalog(store)
+    tools, tool_texts = _tool_documents(catalog)
+    servers, server_texts = _server_documents(catalog)
+    summary = IndexSummary(documents=len(tools), servers_indexed=len(servers))
     indexed = {} if rebuild else backend.ids()
-    changed = [d for d in docs if indexed.get(d.id) != d.text_hash]
-    summary.unchanged = len(docs) - len(changed)
-    vector_keys = {d.id: sha256_of([embedder.model_id, texts[d.id]]) for d in changed}
-    cached = store.get_vectors(embedder.model_id, vector_keys.values())
-    summary.vectors_from_cache = sum(1 for k in vector_keys.values() if k in cached)
-    missing = [d for d in changed if vector_keys[d.id] not in cached]
-    fresh: dict[str, np.ndarray] = {}
-    for start in range(0, len(missing), 256):
-        chunk = missing[start : start + 256]
-        vectors = embedder.embed_documents([texts[d.id] for d in chunk])
-        for doc, vector in zip(chunk, vectors, strict=True):
-            fresh[vector_keys[doc.id]] = vector
-        if progress is not None:
-            progress(min(start + 256, len(missing)), len(missing))
+    indexed_servers = {} if rebuild else backend.ids(target="servers")
+    changed = [d for d in tools if indexed.get(d.id) != d.text_hash]
+    changed_servers = [d for d in servers if indexed_servers.get(d.id) != d.text_hash]
+    summary.unchanged = len(tools) - len(changed)
+    summary.servers_unchanged = len(servers) - len(changed_servers)
+    keys = [sha256_of([embedder.model_id, tool_texts[d.id]]) for d in changed]
+    server_keys = [sha256_of([embedder.model_id, server_texts[d.id]]) for d in changed_servers]
+    texts = {
+        **dict(zip(keys, (tool_texts[d.id] for d in changed), strict=True)),
+        **dict(zip(server_keys, (server_texts[d.id] for d in changed_servers), strict=True)),
+    }
+    cached = store.get_vectors(embedder.model_id, texts)
+    summary.vectors_from_cache = sum(1 for k in keys if k in cached)
+    fresh = _embed(embedder, {k: t for k, t in texts.items() if k not in cached}, progress)
     if fresh:
         store.put_vectors(embedder.model_id, fresh)
-    summary.embedded = len(fresh)
-    vectors_by_key = {**cached, **fresh}
-    ready: Sequence[ToolDocument] = [
-        d.model_copy(update={"vector": vectors_by_key[vector_keys[d.id]].tolist()}) for d in changed
-    ]
-    if ready:
-        result = backend.upsert(ready)
-        summary.written, summary.errors = result.written, result.errors
-    current = {d.id for d in docs}
+    summary.embedded = len(set(keys) & fresh.keys())
+    summary.servers_embedded = len(set(server_keys) & fresh.keys() - set(keys))
+    vectors = {**cached, **fresh}
+    if changed:
+        result = backend.upsert(_with_vectors(changed, keys, vectors))
+        summary.written, summary.errors = result.written, dict(result.errors)
+    if changed_servers:
+        result = backend.upsert(_with_vectors(changed_servers, server_keys, vectors))
+        summary.servers_written = result.written
+        summary.errors.update({f"server:{name}": error for name, error in result.errors.items()})
+    current = {d.id for d in tools}
     gone = [i for i in (backend.ids() if rebuild else indexed) if i not in current]
     if gone:
         summary.removed = backend.delete(gone)
+    current_servers = {d.id for d in servers}
+    indexed_servers = backend.ids(target="servers") if rebuild else indexed_servers
+    gone_servers = [i for i in indexed_servers if i not in current_servers]
+    if gone_servers:
+        summary.servers_removed = backend.delete(gone_servers, target="servers")
     summary.seconds = round(time.perf_counter() - started, 3)
     logger.info("indexed: %s", summary.model_dump())
     return summary
+
+
+def _embed(
+    embedder: Embedder, texts: dict[str, str], progress: Callable[[int, int], None] | None
+) -> dict[str, np.ndarray]:
+    """The vectors of ``texts`` (by vector key), embedded in batches of 256."""
+    keys = list(texts)
+    fresh: dict[str, np.ndarray] = {}
+    for start in range(0, len(keys), 256):
+        chunk = keys[start : start + 256]
+        for key, vector in zip(chunk, embedder.embed_documents([texts[k] for k in chunk]), strict=True):
+            fresh[key] = vector
+        if progress is not None:
+            progress(min(start + 256, len(keys)), len(keys))
+    return fresh
+
+
+def _with_vectors(
+    docs: Sequence[ToolDocument], keys: Sequence[str], vectors: dict[str, np.ndarray]
+) -> list[ToolDocument]:
+    return [d.model_copy(update={"vector": vectors[k].tolist()}) for d, k in zip(docs, keys, strict=True)]
 
 
 def cached_tool_vectors(store: CatalogStore, model_id: str) -> dict[str, np.ndarray]:

@@ -103,8 +103,13 @@ class ToolRecord(ToolSpec):
         return self.id
 
 
+DocumentKind = Literal["tool", "server"]
+
+
 class ToolDocument(BaseModel):
-    """What the search index holds for one tool: text fields (str or list of str) and a vector."""
+    """What the search index holds for one tool, or for one server (``kind``): text fields (str or list
+    of str) and a vector. A tool's id is ``server::tool``; a server document's id, server and name are
+    the server's name. The two kinds are kept apart by the backends, so their ids never collide."""
 
     id: str
     server: str
@@ -112,6 +117,7 @@ class ToolDocument(BaseModel):
     fields: dict[str, str | list[str]]
     text_hash: str
     vector: list[float] | None = None
+    kind: DocumentKind = "tool"
 
 
 class MatchType(StrEnum):
@@ -134,6 +140,19 @@ class SearchHit(BaseModel):
     vector_score: float | None = None
 
 
+def with_score(hit: SearchHit, score: float) -> SearchHit:
+    """``hit`` with another fused score. A resolve re-scores a few hundred hits; pydantic's
+    ``model_copy(update=...)`` costs twice this shallow copy of the (already validated) fields."""
+    copied = SearchHit.__new__(SearchHit)
+    fields = hit.__dict__.copy()
+    fields["score"] = score
+    object.__setattr__(copied, "__dict__", fields)
+    object.__setattr__(copied, "__pydantic_fields_set__", hit.__pydantic_fields_set__)
+    object.__setattr__(copied, "__pydantic_extra__", None)
+    object.__setattr__(copied, "__pydantic_private__", None)
+    return copied
+
+
 class ToolCandidate(BaseModel):
     id: str
     server: str
@@ -151,6 +170,14 @@ class PowerCandidate(BaseModel):
     tools: list[str] = Field(default_factory=list, description="its matching tool ids, best first")
 
 
+class QueryPart(BaseModel):
+    """One step of a multi-step request, searched on its own, and what fits that step best."""
+
+    text: str
+    powers: list[str] = Field(default_factory=list, description="the powers that fit this step, best first")
+    tools: list[str] = Field(default_factory=list, description="the tool ids that fit this step, best first")
+
+
 class Resolution(BaseModel):
     """The resolver's answer: ranked tools and powers, and two absolute probabilities."""
 
@@ -163,6 +190,9 @@ class Resolution(BaseModel):
         default=0.0, ge=0.0, le=1.0, description="P(a right power is among the top three)"
     )
     features: dict[str, float] = Field(default_factory=dict)
+    parts: list[QueryPart] = Field(
+        default_factory=list, description="the steps of a multi-step request; empty when it does not split"
+    )
 
 
 TierName = Literal["activated", "multiple_matches", "weak_matches", "not_found"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -17,13 +17,18 @@ from tool_selector.evidence import CatalogTerms, evidence_of
 from tool_selector.models import (
     MatchType,
     PowerCandidate,
+    QueryPart,
     Resolution,
     SearchHit,
     SearchMode,
     ToolCandidate,
+    with_score,
 )
-from tool_selector.search.backend import Fusion, SearchBackend, SearchQuery
+from tool_selector.rerank.features import Candidates, rank_features
+from tool_selector.rerank.model import RankerModel
+from tool_selector.search.backend import Fusion, SearchBackend, SearchQuery, Target
 from tool_selector.search.querysplit import split_query
+from tool_selector.search.text import tokenize
 
 logger = logging.getLogger(__name__)
 
@@ -60,10 +65,15 @@ class Ranking:
     vector: np.ndarray
     hits: list[SearchHit]
     powers: list[PowerCandidate]
+    parts: list[QueryPart] = field(default_factory=list)
+    candidates: Candidates | None = None  # what the ranker read (None when it did not run)
 
 
 SUPPORT = 0.2  # a power's score adds this share of its second-best tool's score
 BETA = 0.3  # a tool's final score adds this share of its power's score
+SERVER_WEIGHT = 0.1  # a power adds this share of its server document's fused score (0 to 0.8: within noise)
+RERANKED = 40  # how many of the fused candidates a ranker reorders (its file may say otherwise)
+PART_POWERS = PART_TOOLS = 3  # what each step of a multi-step request lists
 
 
 def rank_powers(hits: Sequence[SearchHit], mode: SearchMode) -> list[PowerCandidate]:
@@ -107,10 +117,45 @@ def merge_hits(batches: Sequence[Sequence[SearchHit]]) -> list[SearchHit]:
     return sorted(best.values(), key=lambda h: (-h.score, h.id))
 
 
+def boost_powers(powers: list[PowerCandidate], servers: Sequence[SearchHit]) -> list[PowerCandidate]:
+    """Powers whose own server document matches the query move up: + SERVER_WEIGHT x its fused score."""
+    if not servers or SERVER_WEIGHT <= 0:
+        return powers
+    server_score = {h.server: h.score for h in servers}
+    boosted = [
+        p.model_copy(update={"score": round(p.score + SERVER_WEIGHT * server_score.get(p.name, 0.0), 6)})
+        for p in powers
+    ]
+    return sorted(boosted, key=lambda p: (-p.score, p.name))
+
+
+def rerank(hits: list[SearchHit], scores: np.ndarray) -> list[SearchHit]:
+    """The first ``len(scores)`` hits in the ranker's order, scored sigmoid(raw); the rest after them,
+    their scores scaled below the lowest reranked one (their order kept)."""
+    sigmoid = (1.0 / (1.0 + np.exp(-np.clip(scores[: len(hits)], -40, 40)))).tolist()
+    head = [with_score(h, s) for h, s in zip(hits, sigmoid, strict=False)]
+    head.sort(key=lambda h: (-h.score, h.id))
+    tail = hits[len(head) :]
+    if tail and head:
+        floor, top = head[-1].score, max(tail[0].score, 1e-9)
+        tail = [with_score(h, 0.99 * floor * max(h.score, 0.0) / top) for h in tail]
+    return head + tail
+
+
+def step_of(text: str, hits: list[SearchHit], mode: SearchMode) -> QueryPart:
+    """One step of a multi-step request and what its own search ranked best."""
+    powers = rank_powers(hits, mode)
+    return QueryPart(
+        text=text,
+        powers=[p.name for p in powers[:PART_POWERS]],
+        tools=[h.id for h in rescore_with_powers(hits, powers)[:PART_TOOLS]],
+    )
+
+
 def rescore_with_powers(hits: list[SearchHit], powers: list[PowerCandidate]) -> list[SearchHit]:
     """Tools of strong powers move up: final = fused + BETA x the power's score."""
     power_score = {p.name: p.score for p in powers}
-    rescored = [h.model_copy(update={"score": h.score + BETA * power_score.get(h.server, 0.0)}) for h in hits]
+    rescored = [with_score(h, h.score + BETA * power_score.get(h.server, 0.0)) for h in hits]
     return sorted(rescored, key=lambda h: (-h.score, h.id))
 
 
@@ -128,6 +173,8 @@ class Resolver:
         candidates: int = 100,
         fusion: Fusion = "relative_score",
         max_query_chars: int = 32_000,
+        server_field_boosts: dict[str, float] | None = None,
+        ranker: RankerModel | None = None,
     ) -> None:
         reference = calibration.reference_vector
         if reference.size and reference.shape != (embedder.dim,):
@@ -144,22 +191,29 @@ class Resolver:
         self.candidates = candidates
         self.fusion: Fusion = fusion
         self.max_query_chars = max_query_chars
+        self.server_field_boosts = dict(server_field_boosts or {})
+        self.ranker = ranker
 
-    def _search(self, text: str, vector: np.ndarray, alpha: float) -> list[SearchHit]:
+    def _search(
+        self, text: str, vector: np.ndarray, alpha: float, target: Target = "tools"
+    ) -> list[SearchHit]:
         return self.backend.hybrid_search(
             SearchQuery(
                 text=text,
                 vector=vector,
                 alpha=alpha,
                 limit=self.candidates,
-                field_boosts=self.field_boosts,
+                field_boosts=self.field_boosts if target == "tools" else self.server_field_boosts,
                 fusion=self.fusion,
                 candidates=self.candidates,
+                target=target,
             )
         )
 
-    def rank(self, text: str, mode: SearchMode = "hybrid") -> Ranking:
-        """Search for a checked query: its vector, the ranked hits (after power rescoring), the powers."""
+    def rank(self, text: str, mode: SearchMode = "hybrid", terms: CatalogTerms | None = None) -> Ranking:
+        """Search for a checked query: its vector, the ranked hits, the powers, and each step's best
+        powers when the request has several. Hybrid search with ``terms`` (the catalog's words) lets the
+        learned ranker reorder the first candidates; without them the fused order stands."""
         if mode not in ("keyword", "semantic", "hybrid"):
             raise InvalidInputError(f"Unknown search mode {mode!r}.", hint="Use keyword, semantic or hybrid.")
         alpha = {"keyword": 0.0, "semantic": 1.0, "hybrid": self.alpha}[mode]
@@ -171,11 +225,36 @@ class Resolver:
         else:
             part_vectors = np.zeros((0, 0), dtype=np.float32)
             vector = self.embedder.embed_query(text)
-        batches = [self._search(text, vector, alpha)]
-        batches += [self._search(part, part_vectors[i], alpha) for i, part in enumerate(parts)]
-        hits = merge_hits(batches) if parts else batches[0]
+        whole = self._search(text, vector, alpha)
+        part_hits = [self._search(part, part_vectors[i], alpha) for i, part in enumerate(parts)]
+        hits = merge_hits([whole, *part_hits]) if parts else whole
         powers = rank_powers(hits, mode)
-        return Ranking(text=text, vector=vector, hits=rescore_with_powers(hits, powers), powers=powers)
+        servers = self._search(text, vector, alpha, "servers") if mode == "hybrid" else []
+        ordered = rescore_with_powers(hits, powers)
+        candidates = None
+        if terms is not None and mode == "hybrid" and ordered:
+            fused = {h.id: h for h in hits}
+            size = self.ranker.candidates if self.ranker is not None else RERANKED
+            head = [fused[h.id] for h in ordered[:size]]
+            candidates = Candidates(
+                words=tokenize(text),
+                hits=head,
+                power_scores={p.name: p.score for p in powers},
+                part_hits=part_hits,
+                server_hits=servers,
+                parts=len(parts),
+            )
+        if candidates is not None and self.ranker is not None and terms is not None:
+            ordered = rerank(ordered, self.ranker.scores(rank_features(candidates, terms)))
+        steps = [step_of(part, found, mode) for part, found in zip(parts, part_hits, strict=True)]
+        return Ranking(
+            text=text,
+            vector=vector,
+            hits=ordered,
+            powers=boost_powers(powers, servers),
+            parts=steps,
+            candidates=candidates,
+        )
 
     def judge(self, ranking: Ranking, terms: CatalogTerms) -> tuple[dict[str, float], float, float]:
         """The evidence of a ranking and the two probabilities read off it (P(top), P(top three))."""
@@ -204,7 +283,7 @@ class Resolver:
     ) -> Resolution:
         """Rank tools and powers for ``query`` and say how sure we are; ``terms`` are the words of the
         catalog the index holds (the confidence reads them)."""
-        ranking = self.rank(check_query(query, self.max_query_chars), mode)
+        ranking = self.rank(check_query(query, self.max_query_chars), mode, terms)
         evidence, top, top3 = self.judge(ranking, terms)
         return Resolution(
             query=ranking.text,
@@ -223,4 +302,5 @@ class Resolver:
             confidence=round(top, 4),
             top3_confidence=round(top3, 4),
             features=evidence,
+            parts=ranking.parts,
         )

@@ -41,6 +41,20 @@ DEFAULT_FIELD_BOOSTS: dict[str, float] = {
     "server_domain": 0.0,
 }
 
+DEFAULT_SERVER_FIELD_BOOSTS: dict[str, float] = {
+    # Server documents (one per server, searched beside the tools; tool_selector/indexing.py). Other
+    # values measured within noise on msc_bench_dev and livemcpbench, except tool_descriptions 0, which
+    # lost server R@1 0.786 -> 0.739 on msc (docs/internals.md, "Server documents").
+    "server_name": 1.5,
+    "server_description": 1.0,
+    "tags": 0.5,
+    "tool_names": 1.0,
+    "tool_descriptions": 0.5,
+    "actions": 0.5,
+    "domain": 0.0,
+    "keywords": 0.5,
+}
+
 
 def _default_data_dir() -> Path:
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
@@ -244,8 +258,16 @@ class Settings(BaseSettings):
     field_boosts: dict[str, float] = Field(
         default_factory=lambda: dict(DEFAULT_FIELD_BOOSTS), description="keyword weight per document field"
     )
+    server_field_boosts: dict[str, float] = Field(
+        default_factory=lambda: dict(DEFAULT_SERVER_FIELD_BOOSTS),
+        description="keyword weight per server-document field",
+    )
     thresholds: TierThresholds = Field(default_factory=TierThresholds, description="the router's tier lines")
     calibration_file: Path | None = Field(default=None, description="None = the packaged calibration")
+    rerank: bool = Field(default=True, description="reorder the first candidates with the learned ranker")
+    ranker_file: Path | None = Field(
+        default=None, description="None = the packaged ranker (written by `tool-selector train-ranker`)"
+    )
     max_query_chars: int = Field(default=32_000, ge=16, description="longer queries are refused")
     max_file_bytes: int = Field(
         default=DEFAULT_MAX_FILE_BYTES,
@@ -326,9 +348,13 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _check_boosts(self) -> Settings:
-        bad = {k: v for k, v in self.field_boosts.items() if v < 0}
-        if bad:
-            raise ValueError(f"field boosts must be >= 0, got {bad}")
+        for name, boosts in (
+            ("field_boosts", self.field_boosts),
+            ("server_field_boosts", self.server_field_boosts),
+        ):
+            bad = {k: v for k, v in boosts.items() if v < 0}
+            if bad:
+                raise ValueError(f"{name} must be >= 0, got {bad}")
         return self
 
     @classmethod

@@ -1,4 +1,5 @@
-"""``resolve``, and the commands that measure it: ``eval``, ``calibrate``, ``bench`` and ``bench-sync``."""
+"""``resolve``, and the commands that measure or fit it: ``eval``, ``calibrate``, ``train-ranker``, ``bench``
+and ``bench-sync``."""
 
 from __future__ import annotations
 
@@ -26,10 +27,14 @@ def resolve(
     """Resolve a query and print the tiered decision as JSON."""
     from services.shared.container import Container
     from services.shared.resolving import ResolveService
+    from services.shared.steps import step_matches
 
     with mapped_errors(), Container(cli_settings()) as container:
         resolution, decision = ResolveService(container).resolve_and_route(query, mode=mode)
         out = decision.model_dump(mode="json", exclude_none=True)
+        steps = step_matches(resolution, decision)  # a multi-step request: the best powers per step
+        if steps:
+            out["parts"] = [s.model_dump(mode="json") for s in steps]
         if explain:
             out["resolution"] = resolution.model_dump(mode="json")
         echo_json(out)
@@ -120,6 +125,48 @@ def calibrate(
         }
         evidence = write_calibration(calibration, fitted, held_out, out, provenance)
         echo_json({"calibration": str(out), "evidence": str(evidence), **calibration.provenance})
+
+
+@app.command("train-ranker")
+def train_ranker_command(
+    datasets: Annotated[list[Path], typer.Argument(help=DATASETS_HELP + "; each weighs the same in the fit")],
+    out: Annotated[Path, typer.Option(help="Where to write the ranker JSON")],
+    version: Annotated[str, typer.Option(help="Version name stored in the file")] = "ranker-v1",
+    folds: Annotated[int, typer.Option(min=2, help="Held-back folds, grouped by gold server")] = 5,
+    rounds: Annotated[int, typer.Option(min=10, help="Boosting rounds")] = 300,
+    max_queries: Annotated[
+        int | None,
+        typer.Option(min=1, help="At most this many answerable queries per dataset folder (a fixed sample)"),
+    ] = None,
+) -> None:
+    """Fit the learned ranker (LightGBM lambdarank over the fused search's first candidates) on labelled
+    queries; print the held-back folds' tool recall beside the fused order's, and write the model."""
+    from eval.train_ranker import train_ranker
+
+    def labelled_progress(label: str, done: int, total: int) -> None:
+        show = progress(label)
+        if show is not None:
+            show(done, total)
+
+    with mapped_errors():
+        command = (
+            "tool-selector train-ranker "
+            + " ".join(str(d) for d in datasets)
+            + f" --out {out} --version {version} --folds {folds} --rounds {rounds}"
+            + (f" --max-queries {max_queries}" if max_queries else "")
+        )
+        model = train_ranker(
+            cli_settings(),
+            datasets,
+            out=out,
+            version=version,
+            folds=folds,
+            rounds=rounds,
+            max_queries=max_queries,
+            progress=labelled_progress,
+            command=command,
+        )
+        echo_json({"ranker": str(out), "trees": len(model.ensemble.trees), **model.figures})
 
 
 @app.command()

@@ -1,6 +1,7 @@
 """Use case: the gateway an agent talks to. One object per gateway process, shared by its sessions.
 
-    resolve_intent(query)          resolve + route; on "activated" the power is started at once
+    resolve_intent(query)          resolve + route; on "activated" the power is started at once; a
+                                   multi-step request also lists its ``parts``, the best powers per step
     activate_power(name)           start a configured server; its tools are listed under namespaced names
     deactivate_power(name)         stop it
     call_tool(power, tool, args)   the stable proxy (starts the power when needed)
@@ -17,7 +18,7 @@ import hashlib
 import json
 import logging
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +32,7 @@ from services.gateway.powers import Activation, ChangeReason, Power, PowerManage
 from services.gateway.runnable import catalog_only, mark_runnable, not_runnable_note
 from services.shared.container import Container
 from services.shared.live import LiveResolver
+from services.shared.steps import StepMatch, best_powers, step_matches
 from services.write.quarantine import refresh_after_hold, refuse_held, vet_live_tools
 from tool_selector.errors import InvalidInputError, NotFoundError
 from tool_selector.models import Decision, GatewaySessionStats, ToolSummary
@@ -150,8 +152,11 @@ class GatewayService:
     # -- resolve_intent ------------------------------------------------------------------------------
 
     async def resolve_intent(self, caller: Caller, query: str) -> dict[str, Any]:
-        decision = await anyio.to_thread.run_sync(self.live.decide, query, limiter=self._limiter)
-        answer = decision_json(decision)
+        resolution, decision = await anyio.to_thread.run_sync(
+            self.live.resolve_and_route, query, limiter=self._limiter
+        )
+        steps = step_matches(resolution, decision)  # a multi-step request: one power per step
+        answer = decision_json(decision, steps)
         runnable = self.powers.configured()
         mark_runnable(answer, runnable)
         suggestions: list[Suggestion] = []
@@ -175,16 +180,20 @@ class GatewayService:
             else:
                 answer.update(self._activation_json(activation))
                 suggestions += _call_suggestions(activation.power)
+                suggestions += _step_suggestions(steps, runnable, started=decision.power)
         elif decision.status == "multiple_matches":
+            suggestions += _step_suggestions(steps, runnable)
+            offered = {s.arguments.get("name") for s in suggestions}
             for match in decision.matches or []:
-                if match.power in runnable:
+                if match.power in runnable and match.power not in offered:
                     suggestions.append(
                         Suggestion("activate_power", f"if {match.power} fits", {"name": match.power})
                     )
         elif decision.status == "weak_matches":
             suggestions.append(Suggestion("resolve_intent", "after the user clarifies", {"query": "..."}))
-        if decision.status in ("multiple_matches", "weak_matches"):
-            idle = [m.power for m in decision.matches or [] if m.power not in runnable]
+        if decision.status in ("multiple_matches", "weak_matches") or steps:
+            shown = [m.power for m in decision.matches or []] + best_powers(steps)
+            idle = [p for p in dict.fromkeys(shown) if p not in runnable and p != decision.power]
             answer["message"] += not_runnable_note(idle) if idle else ""
         if not suggestions or decision.status == "weak_matches":
             suggestions.append(browse)
@@ -326,8 +335,12 @@ def render_answer(answer: dict[str, Any]) -> str:
     return json.dumps(answer, ensure_ascii=False)
 
 
-def decision_json(decision: Decision) -> dict[str, Any]:
+def decision_json(decision: Decision, steps: Sequence[StepMatch] = ()) -> dict[str, Any]:
+    """A decision as resolve_intent answers it; ``steps`` (services/shared/steps.py) become its
+    ``parts``, present only for a multi-step request."""
     answer = decision.model_dump(mode="json", exclude_none=True)
+    if steps:
+        answer["parts"] = [s.model_dump(mode="json") for s in steps]
     for key in ("matches", "available_powers"):
         for summary in answer.get(key, []):
             text = summary.get("description", "")
@@ -337,6 +350,19 @@ def decision_json(decision: Decision) -> dict[str, Any]:
     if decision.power is not None and decision.tools is not None:
         answer["tools"] = [tool_json(decision.power, t) for t in decision.tools]
     return answer
+
+
+def _step_suggestions(
+    steps: Sequence[StepMatch], runnable: Collection[str], *, started: str | None = None
+) -> list[Suggestion]:
+    """activate_power for each step's best power this gateway can run, in step order (not the one
+    already ``started``)."""
+    found: dict[str, Suggestion] = {}
+    for i, step in enumerate(steps, start=1):
+        best = step.powers[0] if step.powers else None
+        if best is not None and best in runnable and best != started and best not in found:
+            found[best] = Suggestion("activate_power", f"for step {i}", {"name": best})
+    return list(found.values())
 
 
 def _call_suggestions(power: Power) -> list[Suggestion]:

@@ -3,7 +3,9 @@
     all tools loaded   the tools/list an agent gets when every configured server is wired in directly:
                        every tool's name, description and input schema, as JSON
     through gateway    the gateway's own five tool definitions + the resolve_intent call and its answer
-                       + on "activated", the power's tool definitions the client then lists
+                       + on "activated", the power's tool definitions the client then lists, and for a
+                       multi-step request those of each step's best power (the answer asks the agent
+                       to activate them)
 
 Counted with the Claude tokenizer of ``tool_selector/tokens.py``. The answer is rendered exactly as
 the gateway renders it (``services/gateway/service.decision_json``) from the catalog's tools, without
@@ -22,6 +24,7 @@ from pydantic import BaseModel
 from services.gateway.service import decision_json, namespaced, render_answer
 from services.gateway.tools import gateway_tools
 from services.shared.resolving import ResolveService
+from services.shared.steps import best_powers, step_matches
 from tool_selector.errors import CatalogFileError
 from tool_selector.files import DEFAULT_MAX_FILE_BYTES, read_text_limited
 from tool_selector.routing import PowerInfo
@@ -118,12 +121,15 @@ def account_tokens(resolver: ResolveService, queries: Sequence[str]) -> TokenRep
     own = gateway_definitions_tokens()
     lines = []
     for query in queries:
-        decision = resolver.decide(query)
+        resolution, decision = resolver.resolve_and_route(query)
+        steps = step_matches(resolution, decision)
         call = json.dumps({"name": "resolve_intent", "arguments": {"query": query}}, ensure_ascii=False)
-        answer = render_answer(decision_json(decision))
+        answer = render_answer(decision_json(decision, steps))
         seen = own + count_tokens(call) + count_tokens(answer)
-        if decision.status == "activated" and decision.power in powers:
-            seen += count_tokens(_tools_list_json(power_definitions(powers[decision.power])))
+        if decision.status == "activated":
+            listed = [p for p in dict.fromkeys([decision.power, *best_powers(steps)]) if p in powers]
+            definitions = [d for p in listed for d in power_definitions(powers[p])]
+            seen += count_tokens(_tools_list_json(definitions)) if listed else 0
         lines.append(
             TokenLine(
                 query=query,

@@ -20,6 +20,8 @@ from tool_selector.catalog.writer import CatalogWriter
 from tool_selector.confidence import Calibration, load_calibration
 from tool_selector.embedding import Embedder, LazyEmbedder, MiniLMEmbedder
 from tool_selector.errors import ConfigurationError
+from tool_selector.indexing import INDEX_LAYOUT
+from tool_selector.rerank.model import RankerModel, load_ranker
 from tool_selector.resolve import Resolver
 from tool_selector.search.backend import SearchBackend
 from tool_selector.search.embedded import EmbeddedBackend
@@ -56,11 +58,13 @@ class Container:
         enrichers: Enrichers | None = None,
         index_dir: Path | None = None,
         db_path: Path | None = None,
+        ranker: RankerModel | None = None,
     ) -> None:
         self.settings = settings
         self._embedder = embedder
         self._backend = backend
         self._calibration = calibration
+        self._ranker = ranker
         self._enrichers_override = enrichers
         self._index_dir = index_dir or settings.index_dir
         self._db_path = db_path or settings.db_path
@@ -122,17 +126,24 @@ class Container:
         from tool_selector.search.weaviate_backend import WeaviateBackend  # weaviate loads only when used
 
         return WeaviateBackend(
-            s.weaviate, model_id=self.embedder.model_id, dim=self.embedder.dim, field_boosts=s.field_boosts
+            s.weaviate,
+            model_id=self.embedder.model_id,
+            dim=self.embedder.dim,
+            field_boosts=s.field_boosts,
+            server_field_boosts=s.server_field_boosts,
         )
 
     @property
     def index_key(self) -> str:
         """The catalog-store meta key remembering which catalog the configured index holds. Each
-        backend (and each Weaviate collection) has its own: filling one says nothing of another."""
+        backend (and each Weaviate collection) has its own: filling one says nothing of another. It
+        names the index layout too (``INDEX_LAYOUT``): an index made before server documents existed
+        has no mark under it, so the next sync fills it in instead of taking it for current."""
         s = self.settings
+        key = f"index_catalog_hash.{INDEX_LAYOUT}"
         if s.backend == "embedded":
-            return "index_catalog_hash"
-        return f"index_catalog_hash@weaviate:{s.weaviate.url}/{s.weaviate.collection}"
+            return key
+        return f"{key}@weaviate:{s.weaviate.url}/{s.weaviate.collection}"
 
     @cached_property
     def calibration(self) -> Calibration:
@@ -152,7 +163,18 @@ class Container:
             candidates=s.candidates,
             max_query_chars=s.max_query_chars,
             fusion=s.fusion,
+            server_field_boosts=s.server_field_boosts,
+            ranker=self.ranker,
         )
+
+    @cached_property
+    def ranker(self) -> RankerModel | None:
+        """The learned ranker the resolver reorders candidates with; None when ``rerank`` is off."""
+        if self._ranker is not None:
+            return self._ranker
+        if not self.settings.rerank:
+            return None
+        return load_ranker(self.settings.ranker_file, limit_bytes=self.settings.max_file_bytes)
 
     # -- enrichment ------------------------------------------------------------------------------
 

@@ -46,8 +46,10 @@ def refresh_index(
     store = container.store
     damaged = not drop and _damaged(container)
     if only_if_stale and not damaged and index_is_current(container) and container.backend.count() > 0:
-        tools = store.counts()[1]
-        return IndexSummary(documents=tools, unchanged=tools)
+        servers, tools = store.counts()
+        return IndexSummary(
+            documents=tools, unchanged=tools, servers_indexed=servers, servers_unchanged=servers
+        )
     if drop or damaged:
         container.backend.drop()
     built_from = store.catalog_hash()  # taken first: a change made meanwhile leaves the index stale

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from services.shared.container import Container
 from services.shared.indexing import indexed_catalog_hash
+from services.shared.steps import known_parts, step_matches, with_steps
 from tool_selector.errors import IndexMissingError
 from tool_selector.evidence import CatalogTerms
 from tool_selector.indexing import build_documents
@@ -67,9 +68,14 @@ class ResolveService:
     def resolve_and_route(
         self, query: str, *, mode: SearchMode = "hybrid", tools: int = 10, powers: int = 10
     ) -> tuple[Resolution, Decision]:
-        """The ranked candidates and the tiered decision made from them (one resolve)."""
+        """The ranked candidates and the tiered decision made from them (one resolve). For a multi-step
+        request, the parts keep only the powers and tools the catalog holds, and the decision's message
+        names each step's best power (services/shared/steps.py)."""
         resolution = self.resolve(query, mode=mode, tools=tools, powers=powers)
-        return resolution, route(resolution, self.powers, self.container.settings.thresholds)
+        if resolution.parts:
+            resolution = resolution.model_copy(update={"parts": known_parts(resolution.parts, self.powers)})
+        decision = route(resolution, self.powers, self.container.settings.thresholds)
+        return resolution, with_steps(decision, step_matches(resolution, decision))
 
     def decide(self, query: str, *, mode: SearchMode = "hybrid") -> Decision:
         return self.resolve_and_route(query, mode=mode)[1]

@@ -150,7 +150,7 @@ def test_catalog_register_imports_a_csv_prints_its_counts_and_audits_the_local_u
         ("tool.create", "tool:notes-app::create_note"),
     } <= actions
     with Container(Settings(data_dir=data_dir)) as container:
-        assert container.store.get_meta("index_catalog_hash") == container.store.catalog_hash()
+        assert container.store.get_meta(container.index_key) == container.store.catalog_hash()
 
     again = printed(invoke("catalog", "register", str(batch)))
     assert again["counts"]["created"] == 0 and again["counts"]["matched"] == 3

@@ -9,7 +9,7 @@ import os
 from tool_selector.embedding import HashingEmbedder
 from tool_selector.models import ToolDocument
 from tool_selector.search.backend import SearchQuery
-from tool_selector.settings import DEFAULT_FIELD_BOOSTS
+from tool_selector.settings import DEFAULT_FIELD_BOOSTS, DEFAULT_SERVER_FIELD_BOOSTS
 
 EMBEDDER = HashingEmbedder(dim=64)
 # read at import, before the per-test environment isolation: a developer's live Weaviate
@@ -47,3 +47,33 @@ CATALOG = [
 def query(text: str, **kwargs: object) -> SearchQuery:
     kwargs.setdefault("field_boosts", DEFAULT_FIELD_BOOSTS)
     return SearchQuery(text=text, vector=EMBEDDER.embed_query(text), **kwargs)  # type: ignore[arg-type]
+
+
+def server_doc(
+    name: str, description: str, tools: list[str], *, text_hash: str | None = None
+) -> ToolDocument:
+    """A server document as the indexer makes one (a few of its fields), with a HashingEmbedder vector."""
+    tool_names = [t.replace("_", " ") for t in tools]
+    return ToolDocument(
+        id=name,
+        server=name,
+        name=name,
+        fields={"server_name": name, "server_description": description, "tool_names": tool_names},
+        text_hash=text_hash or f"hash-of-server-{name}-{description}",
+        vector=EMBEDDER.embed_query(f"{name}: {description} Tools: {', '.join(tool_names)}").tolist(),
+        kind="server",
+    )
+
+
+# the servers of CATALOG; their descriptions use words none of the tool documents has
+SERVERS = [
+    server_doc("Code Host", "Hosting of git repositories and pull requests", ["create_issue", "list_issues"]),
+    server_doc("Notes", "A personal notebook", ["create_page"]),
+    server_doc("Weather", "Meteorological service with rain radar", ["get_forecast"]),
+    server_doc("Clock", "Zones and calendars", ["current_time"]),
+]
+
+
+def server_query(text: str, **kwargs: object) -> SearchQuery:
+    kwargs.setdefault("field_boosts", DEFAULT_SERVER_FIELD_BOOSTS)
+    return query(text, target="servers", **kwargs)

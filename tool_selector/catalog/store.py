@@ -196,12 +196,25 @@ class CatalogStore:
 
     def catalog_hash(self) -> str:
         """A hash over what the index is built from: every server's name, description, metadata and
-        content hash, every stored enrichment's hash, and which tools are held."""
+        content hash, every stored enrichment's hash, which tools are held, and what of each server
+        profile a server document reads (its hash, domain, keywords and capabilities)."""
         rows = self._db.execute("SELECT name, description, metadata, content_hash FROM servers ORDER BY name")
         servers = [[r["name"], r["description"], r["metadata"], r["content_hash"]] for r in rows]
         enriched = self._db.execute("SELECT tool_id, enrichment_hash FROM enrichments ORDER BY tool_id")
         held = sorted(trust.held_tool_ids(self._db))
-        return sha256_of([servers, [[r["tool_id"], r["enrichment_hash"]] for r in enriched], held])
+        profiles = self._db.execute(
+            "SELECT server, profile_hash, json_extract(data, '$.domain'), "
+            "json_extract(data, '$.semantic_keywords'), json_extract(data, '$.primary_capabilities') "
+            "FROM profiles ORDER BY server"
+        )
+        return sha256_of(
+            [
+                servers,
+                [[r["tool_id"], r["enrichment_hash"]] for r in enriched],
+                held,
+                [list(r) for r in profiles],
+            ]
+        )
 
     # -- trust: pins and the quarantine (catalog/trust.py) ----------------------------------------
 

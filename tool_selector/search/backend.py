@@ -1,4 +1,11 @@
-"""The one seam between the resolver and a search index: the ``SearchBackend`` protocol."""
+"""The one seam between the resolver and a search index: the ``SearchBackend`` protocol.
+
+A backend holds two kinds of document, kept apart: tool documents (the default target of every method)
+and server documents, one per server ("power"), searched with ``SearchQuery(target="servers")`` under
+the server field boosts. ``upsert`` sorts documents by their ``kind``; ``delete``, ``ids`` and ``count``
+name their target. A server search of an index that holds no server documents (one written before they
+existed) finds nothing rather than failing.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tool_selector.models import SearchHit, ToolDocument
 
 Fusion = Literal["relative_score", "ranked"]
+Target = Literal["tools", "servers"]
 
 
 class SearchQuery(BaseModel):
@@ -25,6 +33,7 @@ class SearchQuery(BaseModel):
     field_boosts: dict[str, float] = Field(default_factory=dict)
     fusion: Fusion = "relative_score"
     candidates: int = Field(default=100, ge=1, description="hits per retriever before fusion")
+    target: Target = Field(default="tools", description="tool documents, or server documents")
 
 
 class UpsertResult(BaseModel):
@@ -35,25 +44,29 @@ class UpsertResult(BaseModel):
 @runtime_checkable
 class SearchBackend(Protocol):
     def upsert(self, documents: Sequence[ToolDocument]) -> UpsertResult:
-        """Insert or replace documents by id; idempotent."""
+        """Insert or replace documents by id (tool and server documents, each by its ``kind``); idempotent."""
         ...
 
-    def delete(self, ids: Sequence[str]) -> int:
-        """Remove documents by id; returns how many existed."""
+    def delete(self, ids: Sequence[str], *, target: Target = "tools") -> int:
+        """Remove documents of ``target`` by id; returns how many existed."""
         ...
 
-    def count(self) -> int: ...
+    def count(self, *, target: Target = "tools") -> int:
+        """How many documents of ``target`` the index holds."""
+        ...
 
-    def ids(self) -> dict[str, str]:
-        """Every indexed document id with its text hash (lets the indexer skip unchanged tools)."""
+    def ids(self, *, target: Target = "tools") -> dict[str, str]:
+        """Every indexed id of ``target`` with its text hash (lets the indexer skip unchanged documents)."""
         ...
 
     def hybrid_search(self, query: SearchQuery) -> list[SearchHit]:
-        """Ranked hits; each carries the fused score and the raw keyword and vector scores."""
+        """Ranked hits of ``query.target``; each carries the fused score and the raw keyword and vector
+        scores. A server hit's id, server and name are the server's name."""
         ...
 
     def drop(self) -> None:
-        """Remove every document and any schema the backend keeps; the next upsert starts afresh."""
+        """Remove every document of both kinds and any schema the backend keeps; the next upsert starts
+        afresh."""
         ...
 
     def refresh(self) -> bool:

@@ -4,9 +4,13 @@ Keyword scoring is BM25 from the ``bm25s`` library, one index per document field
 field boosts; vectors are a float32 matrix searched by exact dot product (vectors are normalised, so
 this is cosine). Hybrid fusion follows Weaviate's relativeScoreFusion (or rankedFusion).
 
+Tool documents and server documents are two parts of one index, each with its own documents, vector
+matrix and keyword index (built per set of boosts, the tools' and the servers').
+
 On disk: ``<dir>/CURRENT`` names a generation folder holding ``meta.json``, ``docs.jsonl`` and
-``vectors.npy``. A write builds a new generation and then swaps ``CURRENT`` atomically, so a reader
-or a crash sees the old or the new index, never half of one. Files damaged all the same (a disk, a
+``vectors.npy`` (tools), and ``servers.jsonl`` and ``server_vectors.npy`` (servers). A write builds a new
+generation holding both and then swaps ``CURRENT`` atomically, so a reader or a crash sees the old or
+the new index, never half of one. Files damaged all the same (a disk, a
 person, a partial restore) are named by embedded_files.py; every read then raises that error, and
 ``drop`` (what ``index rebuild`` starts with) replaces the index without reading it.
 """
@@ -35,8 +39,14 @@ from tool_selector.errors import (
     ToolSelectorError,
 )
 from tool_selector.models import SearchHit, ToolDocument
-from tool_selector.search.backend import SearchQuery, UpsertResult, fuse_ranked, fuse_relative
-from tool_selector.search.embedded_files import FORMAT_VERSION, load_generation, read_pointer
+from tool_selector.search.backend import SearchQuery, Target, UpsertResult, fuse_ranked, fuse_relative
+from tool_selector.search.embedded_files import (
+    FORMAT_VERSION,
+    SERVER_FILES,
+    TOOL_FILES,
+    load_generation,
+    read_pointer,
+)
 from tool_selector.search.text import tokenize, weighted_tokens
 
 logger = logging.getLogger(__name__)
@@ -69,13 +79,44 @@ class _KeywordIndex:
 
 
 @dataclass(frozen=True)
-class _State:
-    """One consistent view of the index; replaced whole, so a reader never mixes two versions."""
+class _Part:
+    """The documents of one kind (tools or servers): rows of ``vectors`` in document order, and the
+    keyword index last built for them."""
 
     docs: list[ToolDocument]
     pos: dict[str, int]
     vectors: np.ndarray
     keyword: _KeywordIndex | None = None
+
+    @classmethod
+    def of(cls, docs: list[ToolDocument], vectors: np.ndarray) -> _Part:
+        return cls(docs=docs, pos={d.id: i for i, d in enumerate(docs)}, vectors=vectors)
+
+    @classmethod
+    def empty(cls, dim: int) -> _Part:
+        return cls.of([], np.zeros((0, dim), dtype=np.float32))
+
+
+@dataclass(frozen=True)
+class _State:
+    """One consistent view of the index; replaced whole, so a reader never mixes two versions."""
+
+    tools: _Part
+    servers: _Part
+
+    @classmethod
+    def empty(cls, dim: int) -> _State:
+        return cls(tools=_Part.empty(dim), servers=_Part.empty(dim))
+
+    def part(self, target: Target) -> _Part:
+        return self.tools if target == "tools" else self.servers
+
+    def with_part(self, target: Target, part: _Part) -> _State:
+        return replace(self, tools=part) if target == "tools" else replace(self, servers=part)
+
+
+def _target(doc: ToolDocument) -> Target:
+    return "servers" if doc.kind == "server" else "tools"
 
 
 class EmbeddedBackend:
@@ -86,7 +127,7 @@ class EmbeddedBackend:
         self.model_id = model_id
         self.dim = dim
         self._lock = threading.RLock()
-        self._state = _State(docs=[], pos={}, vectors=np.zeros((0, dim), dtype=np.float32))
+        self._state = _State.empty(dim)
         self._generation: str | None = None  # what CURRENT said when last loaded or written
         self._unusable: ToolSelectorError | None = None  # why the files on disk cannot be served
         self._load()
@@ -102,14 +143,16 @@ class EmbeddedBackend:
                 pointer = read_pointer(self.directory)
                 if pointer is None:
                     return
-                docs, vectors = load_generation(self.directory, pointer, model_id=self.model_id, dim=self.dim)
+                tools, servers = load_generation(
+                    self.directory, pointer, model_id=self.model_id, dim=self.dim
+                )
             except (IndexMissingError, IndexDamagedError) as exc:
                 if self._pointer_moved(pointer):  # another process swapped generations while we read
                     continue
-                self._state = _State(docs=[], pos={}, vectors=np.zeros((0, self.dim), dtype=np.float32))
+                self._state = _State.empty(self.dim)
                 self._unusable, self._generation = exc, pointer
                 return
-            self._state = _State(docs=docs, pos={d.id: i for i, d in enumerate(docs)}, vectors=vectors)
+            self._state = _State(tools=_Part.of(*tools), servers=_Part.of(*servers))
             self._unusable, self._generation = None, pointer
             return
         raise StoreError(f"The index at {self.directory} kept changing while it was read.", hint="Retry.")
@@ -145,15 +188,17 @@ class EmbeddedBackend:
         tmp = self.directory / f"{name}.tmp"
         tmp.mkdir()
         try:
-            with (tmp / "docs.jsonl").open("w", encoding="utf-8") as fh:
-                for doc in state.docs:
-                    fh.write(doc.model_dump_json(exclude={"vector"}) + "\n")
-            np.save(tmp / "vectors.npy", state.vectors)
+            for part, (docs_file, vectors_file) in ((state.tools, TOOL_FILES), (state.servers, SERVER_FILES)):
+                with (tmp / docs_file).open("w", encoding="utf-8") as fh:
+                    for doc in part.docs:
+                        fh.write(doc.model_dump_json(exclude={"vector"}) + "\n")
+                np.save(tmp / vectors_file, part.vectors)
             meta = {
                 "format_version": FORMAT_VERSION,
                 "model_id": self.model_id,
                 "dim": self.dim,
-                "count": len(state.docs),
+                "count": len(state.tools.docs),
+                "server_count": len(state.servers.docs),
             }
             (tmp / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
             for path in tmp.iterdir():
@@ -179,86 +224,110 @@ class EmbeddedBackend:
     # -- SearchBackend --------------------------------------------------------------------------
 
     def upsert(self, documents: Sequence[ToolDocument]) -> UpsertResult:
+        """Tool and server documents alike, each into its own part; one new generation for the call."""
         result = UpsertResult()
         with self._lock:
-            old = self._usable()
-            docs = list(old.docs)
-            pos = dict(old.pos)
-            rows: list[np.ndarray] = list(old.vectors)
-            for doc in documents:
-                if doc.vector is None or len(doc.vector) != self.dim:
-                    result.errors[doc.id] = f"needs a vector of {self.dim} floats"
-                    continue
-                stored = doc.model_copy(update={"vector": None})
-                vector = np.asarray(doc.vector, dtype=np.float32)
-                if doc.id in pos:
-                    docs[pos[doc.id]] = stored
-                    rows[pos[doc.id]] = vector
-                else:
-                    pos[doc.id] = len(docs)
-                    docs.append(stored)
-                    rows.append(vector)
-                result.written += 1
+            state = self._usable()
+            for target in ("tools", "servers"):
+                batch = [d for d in documents if _target(d) == target]
+                if batch:
+                    part, written = self._upserted(state.part(target), batch, result.errors)
+                    if written:
+                        state = state.with_part(target, part)
+                        result.written += written
             if result.written:
-                self._commit(_State(docs=docs, pos=pos, vectors=np.stack(rows).astype(np.float32)))
+                self._commit(state)
         return result
 
-    def delete(self, ids: Sequence[str]) -> int:
+    def _upserted(
+        self, old: _Part, documents: Sequence[ToolDocument], errors: dict[str, str]
+    ) -> tuple[_Part, int]:
+        docs = list(old.docs)
+        pos = dict(old.pos)
+        rows: list[np.ndarray] = list(old.vectors)
+        written = 0
+        for doc in documents:
+            if doc.vector is None or len(doc.vector) != self.dim:
+                errors[doc.id] = f"needs a vector of {self.dim} floats"
+                continue
+            stored = doc.model_copy(update={"vector": None})
+            vector = np.asarray(doc.vector, dtype=np.float32)
+            if doc.id in pos:
+                docs[pos[doc.id]] = stored
+                rows[pos[doc.id]] = vector
+            else:
+                pos[doc.id] = len(docs)
+                docs.append(stored)
+                rows.append(vector)
+            written += 1
+        if not written:
+            return old, 0
+        return _Part(docs=docs, pos=pos, vectors=np.stack(rows).astype(np.float32)), written
+
+    def delete(self, ids: Sequence[str], *, target: Target = "tools") -> int:
         with self._lock:
-            old = self._usable()
+            state = self._usable()
+            old = state.part(target)
             gone = {i for i in ids if i in old.pos}
             if not gone:
                 return 0
             keep = [i for i, d in enumerate(old.docs) if d.id not in gone]
             docs = [old.docs[i] for i in keep]
             vectors = old.vectors[keep] if keep else np.zeros((0, self.dim), dtype=np.float32)
-            self._commit(_State(docs=docs, pos={d.id: i for i, d in enumerate(docs)}, vectors=vectors))
+            self._commit(state.with_part(target, _Part.of(docs, vectors)))
             return len(gone)
 
-    def count(self) -> int:
-        return len(self._usable().docs)
+    def count(self, *, target: Target = "tools") -> int:
+        return len(self._usable().part(target).docs)
 
     def drop(self) -> None:
         """Start afresh without reading what is on disk: the repair of a damaged index."""
         with self._lock:
             if self._unusable is not None:
                 logger.info("replacing the index at %s: %s", self.directory, self._unusable.message)
-            self._commit(_State(docs=[], pos={}, vectors=np.zeros((0, self.dim), dtype=np.float32)))
+            self._commit(_State.empty(self.dim))
 
-    def ids(self) -> dict[str, str]:
-        return {d.id: d.text_hash for d in self._usable().docs}
+    def ids(self, *, target: Target = "tools") -> dict[str, str]:
+        return {d.id: d.text_hash for d in self._usable().part(target).docs}
 
-    def documents(self) -> list[ToolDocument]:
-        return list(self._usable().docs)
+    def documents(self, *, target: Target = "tools") -> list[ToolDocument]:
+        return list(self._usable().part(target).docs)
 
-    def warm(self, boosts: dict[str, float]) -> None:
+    def warm(self, boosts: dict[str, float], *, target: Target = "tools") -> None:
         """Build the keyword index for these boosts now instead of on the first query."""
-        self._keyword_index(self._usable(), boosts)
+        self._keyword_index(self._usable(), boosts, target)
 
-    def _keyword_index(self, state: _State, boosts: dict[str, float]) -> _KeywordIndex:
-        keyword = state.keyword
+    def _keyword_index(self, state: _State, boosts: dict[str, float], target: Target) -> _KeywordIndex:
+        part = state.part(target)
+        keyword = part.keyword
         if keyword is not None and keyword.boosts == boosts:
             return keyword
         with self._lock:
-            keyword = _KeywordIndex(state.docs, boosts)
-            if self._state is state:  # cache it on the snapshot it was built for
-                self._state = replace(state, keyword=keyword)
+            keyword = _KeywordIndex(part.docs, boosts)
+            current = self._state
+            if current.part(target) is part:  # cache it on the snapshot it was built for
+                self._state = current.with_part(target, replace(part, keyword=keyword))
             return keyword
 
     def hybrid_search(self, query: SearchQuery) -> list[SearchHit]:
         state = self._usable()
-        if not state.docs:
+        part = state.part(query.target)
+        if not part.docs:
+            if query.target == "servers":  # an index written before server documents existed
+                return []
             raise IndexMissingError(
                 f"The search index at {self.directory} is empty.",
                 hint="Import a catalog and run `tool-selector index build` first.",
             )
-        docs = state.docs
-        keyword_all = self._keyword_index(state, query.field_boosts).scores(tokenize(query.text))
+        docs = part.docs
+        keyword_all = self._keyword_index(state, query.field_boosts, query.target).scores(
+            tokenize(query.text)
+        )
         vector_all: np.ndarray | None = None
         if query.vector is not None:  # cosines are reported even at alpha 0: the confidence reads them
             if query.vector.shape != (self.dim,):
                 raise InvalidInputError(f"query vector must have {self.dim} dimensions")
-            vector_all = state.vectors @ query.vector.astype(np.float32)
+            vector_all = part.vectors @ query.vector.astype(np.float32)
         keyword = _top(keyword_all, query.candidates, positive_only=True) if query.alpha < 1 else {}
         vector = _top(vector_all, query.candidates) if vector_all is not None and query.alpha > 0 else {}
         fuse = fuse_relative if query.fusion == "relative_score" else fuse_ranked
@@ -276,10 +345,10 @@ class EmbeddedBackend:
             for i in best
         ]
 
-    def keyword_scores(self, text: str, boosts: dict[str, float]) -> np.ndarray:
-        """Boosted BM25 of every document, in document order."""
+    def keyword_scores(self, text: str, boosts: dict[str, float], *, target: Target = "tools") -> np.ndarray:
+        """Boosted BM25 of every document of ``target``, in document order."""
         state = self._usable()
-        return self._keyword_index(state, boosts).scores(tokenize(text))
+        return self._keyword_index(state, boosts, target).scores(tokenize(text))
 
     def close(self) -> None:
         return None

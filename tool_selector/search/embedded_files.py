@@ -1,7 +1,10 @@
 """The embedded index's files, read and checked: a damaged index is named, file and fault, never a traceback.
 
 ``<dir>/CURRENT`` names a generation folder holding ``meta.json``, ``docs.jsonl`` and ``vectors.npy``
-(written by ``EmbeddedBackend``). ``load_generation`` returns the documents and vectors, or raises
+(the tool documents), and ``servers.jsonl`` and ``server_vectors.npy`` (the server documents, when
+``meta.json`` counts them: ``server_count``; a generation written before server documents existed has
+neither and loads with none), written by ``EmbeddedBackend``. ``load_generation`` returns the
+documents and vectors of both kinds, or raises
 ``IndexDamagedError`` (a file is missing, cut off or garbage) or ``IndexMissingError`` (an index of
 another format or embedding model). Both name the repair: the index is made from the catalog database,
 so ``tool-selector index rebuild`` makes it anew without reading the old one.
@@ -12,7 +15,7 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from pydantic import ValidationError
@@ -22,7 +25,9 @@ from tool_selector.models import ToolDocument
 
 logger = logging.getLogger(__name__)
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 1  # server documents came in version 1 as optional files: older folders still load
+TOOL_FILES = ("docs.jsonl", "vectors.npy")
+SERVER_FILES = ("servers.jsonl", "server_vectors.npy")
 REPAIR = (
     "Run `tool-selector index rebuild`: it makes the index anew from the catalog database, which holds "
     "everything the index is made from."
@@ -46,18 +51,32 @@ def read_pointer(directory: Path) -> str | None:
         raise damaged(pointer, f"cannot be read ({exc})") from exc
 
 
-def load_generation(
-    directory: Path, pointer: str, *, model_id: str, dim: int
-) -> tuple[list[ToolDocument], np.ndarray]:
-    """The documents and vectors of the generation ``pointer`` names, checked against each other."""
+class Stored(NamedTuple):
+    """One kind of document as stored: the documents and their vectors, row for row."""
+
+    docs: list[ToolDocument]
+    vectors: np.ndarray
+
+
+def load_generation(directory: Path, pointer: str, *, model_id: str, dim: int) -> tuple[Stored, Stored]:
+    """The tool and the server documents, with their vectors, of the generation ``pointer`` names,
+    checked against each other."""
     generation = _generation(directory, pointer)
     meta = _meta(generation / "meta.json", directory, model_id=model_id, dim=dim)
     count = meta.get("count")
     if not isinstance(count, int) or count < 0:
         raise damaged(generation / "meta.json", "holds no document count")
-    docs = _docs(generation / "docs.jsonl", count)
-    vectors = _vectors(generation / "vectors.npy", count, dim)
-    return docs, vectors
+    tools = Stored(_docs(generation / TOOL_FILES[0], count), _vectors(generation / TOOL_FILES[1], count, dim))
+    server_count = meta.get("server_count", 0)  # absent: written before server documents existed
+    if not isinstance(server_count, int) or server_count < 0:
+        raise damaged(generation / "meta.json", "holds no valid server document count")
+    if server_count == 0 and not (generation / SERVER_FILES[0]).exists():
+        return tools, Stored([], np.zeros((0, dim), dtype=np.float32))
+    servers = Stored(
+        _docs(generation / SERVER_FILES[0], server_count),
+        _vectors(generation / SERVER_FILES[1], server_count, dim),
+    )
+    return tools, servers
 
 
 def _generation(directory: Path, pointer: str) -> Path:

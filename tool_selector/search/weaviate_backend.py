@@ -1,10 +1,11 @@
 """The Weaviate search backend (weaviate-client v4, collections API). The only module importing weaviate.
 
-The collection's layout (its properties, the objects, the keyword properties a query searches) is
-described and built in ``weaviate_objects``; how a call is retried and its failures translated (a
-transient one retried ``weaviate.max_attempts`` times) in ``weaviate_retry``. This module speaks to
-the SDK: it connects, creates and checks the collection, writes, reads and searches, and says which
-of the SDK's errors are which.
+Two collections: the configured one (``Tool``) for tool documents and ``<collection>Servers`` for
+server documents, created, checked and dropped together. Their layouts (properties, objects, the
+keyword properties a query searches) are described and built in ``weaviate_objects``; how a call is
+retried and its failures translated (a transient one retried ``weaviate.max_attempts`` times) in
+``weaviate_retry``. This module speaks to the SDK: it connects, creates and checks the collections,
+writes, reads and searches, and says which of the SDK's errors are which.
 """
 
 from __future__ import annotations
@@ -46,20 +47,24 @@ from weaviate.exceptions import (
 )
 from weaviate.util import generate_uuid5
 
-from tool_selector.errors import IndexMissingError, InvalidInputError, StoreError
+from tool_selector.errors import InvalidInputError, StoreError
 from tool_selector.models import SearchHit, ToolDocument
-from tool_selector.search.backend import SearchQuery, UpsertResult
+from tool_selector.search.backend import SearchQuery, Target, UpsertResult
 from tool_selector.search.weaviate_objects import (
-    PROPERTIES,
-    SCHEMA_VERSION,
+    LAYOUTS,
     UUID_NAMESPACE,
+    Layout,
     boosts_key,
+    collection_name,
+    empty_collection,
     keyword_search,
+    not_ours,
     object_properties,
+    returned_properties,
     search_hit,
 )
 from tool_selector.search.weaviate_retry import OneTry, SdkErrors, run_with_retries
-from tool_selector.settings import DEFAULT_FIELD_BOOSTS
+from tool_selector.settings import DEFAULT_FIELD_BOOSTS, DEFAULT_SERVER_FIELD_BOOSTS
 from tool_selector.settings_weaviate import WeaviateSettings
 
 logger = logging.getLogger(__name__)
@@ -92,11 +97,12 @@ SDK_ERRORS = SdkErrors(
 )
 
 
-def object_uuid(tool_id: str) -> str:
-    return str(generate_uuid5(tool_id, UUID_NAMESPACE))
+def object_uuid(doc_id: str, namespace: str = UUID_NAMESPACE) -> str:
+    """A document's object UUID (a server document's under ``SERVERS.uuid_namespace``)."""
+    return str(generate_uuid5(doc_id, namespace))
 
 
-def _properties() -> list[Property]:
+def _properties(layout: Layout) -> list[Property]:
     return [
         Property(
             name=p.name,
@@ -106,7 +112,7 @@ def _properties() -> list[Property]:
             index_filterable=p.filterable,
             description=p.description,
         )
-        for p in PROPERTIES
+        for p in layout.properties
     ]
 
 
@@ -115,19 +121,37 @@ class WeaviateBackend:
     a transient failure; the collection is created (or checked) on first use."""
 
     def __init__(
-        self, config: WeaviateConfig, *, model_id: str, dim: int, field_boosts: dict[str, float] | None = None
+        self,
+        config: WeaviateConfig,
+        *,
+        model_id: str,
+        dim: int,
+        field_boosts: dict[str, float] | None = None,
+        server_field_boosts: dict[str, float] | None = None,
     ) -> None:
-        """``field_boosts``: the configured boosts, which ``kw_all`` is built for (None = the defaults)."""
+        """``field_boosts`` / ``server_field_boosts``: the configured boosts, which each collection's
+        ``kw_all`` is built for (None = the defaults)."""
         self.config = config
         self.model_id = model_id
         self.dim = dim
         self.field_boosts = dict(DEFAULT_FIELD_BOOSTS if field_boosts is None else field_boosts)
-        self._boosts_key = boosts_key(self.field_boosts)
+        self.server_field_boosts = dict(
+            DEFAULT_SERVER_FIELD_BOOSTS if server_field_boosts is None else server_field_boosts
+        )
+        boosts: dict[Target, dict[str, float]] = {
+            "tools": self.field_boosts,
+            "servers": self.server_field_boosts,
+        }
+        self._boosts = boosts
+        self._boosts_keys = {target: boosts_key(boosts) for target, boosts in self._boosts.items()}
         self.address = config.address  # a bad address is a ConfigurationError now, not at first query
         self._lock = threading.RLock()
         self._client: weaviate.WeaviateClient | None = None
-        self._collection: Collection[Any, Any] | None = None
-        self._combined: bool | None = None
+        self._collections: dict[Target, Collection[Any, Any]] = {}
+        self._combined: dict[Target, bool] = {}
+
+    def collection_name(self, target: Target = "tools") -> str:
+        return collection_name(self.config.collection, target)
 
     # -- connection -----------------------------------------------------------------------------
 
@@ -161,19 +185,21 @@ class WeaviateBackend:
                 self._client = self._connect()
             return self._client
 
-    def _open(self) -> Collection[Any, Any]:
+    def _open(self, target: Target = "tools") -> Collection[Any, Any]:
         with self._lock:
-            if self._collection is not None:
-                return self._collection
+            found = self._collections.get(target)
+            if found is not None:
+                return found
             client = self._connected()
+            layout = LAYOUTS[target]
             try:
-                name = self.config.collection
-                description = f"{SCHEMA_VERSION}; vectors: {self.model_id} ({self.dim})"
+                name = self.collection_name(target)
+                description = f"{layout.schema_version}; vectors: {self.model_id} ({self.dim})"
                 if not client.collections.exists(name):
                     client.collections.create(
                         name,
                         description=description,
-                        properties=_properties(),
+                        properties=_properties(layout),
                         vector_config=Configure.Vectors.self_provided(
                             vector_index_config=Configure.VectorIndex.hnsw(
                                 distance_metric=VectorDistances.COSINE
@@ -185,36 +211,32 @@ class WeaviateBackend:
                     )
                     logger.info("created Weaviate collection %s at %s", name, self.address)
                 collection = client.collections.use(name)
-                self._check(collection, description)
+                self._check(collection, description, layout)
             except BaseException:
                 self._reset()
                 raise
-            self._collection = collection
+            self._collections[target] = collection
             return collection
 
-    def _check(self, collection: Collection[Any, Any], description: str) -> None:
+    def _check(self, collection: Collection[Any, Any], description: str, layout: Layout) -> None:
         config = collection.config.get()
         have = {p.name for p in config.properties}
-        missing = sorted({p.name for p in PROPERTIES} - have)
+        missing = sorted({p.name for p in layout.properties} - have)
         if missing or (config.description or "") != description:
-            raise IndexMissingError(
-                f"The Weaviate collection {self.config.collection} at {self.address} was not made by "
-                f"this tool-selector for {self.model_id} ({self.dim} dimensions): it says "
-                f"{config.description!r}" + (f" and lacks {', '.join(missing)}." if missing else "."),
-                hint="Rebuild it with `tool-selector index rebuild --backend weaviate`, or set "
-                "TOOL_SELECTOR_WEAVIATE_COLLECTION to another name.",
-            )
+            name = self.collection_name(layout.target)
+            raise not_ours(f"{name} at {self.address}", self.model_id, self.dim, config.description, missing)
 
     def _reset(self) -> None:
         with self._lock:
-            client, self._client, self._collection = self._client, None, None
+            client, self._client = self._client, None
+            self._collections.clear()
         if client is not None:
             with contextlib.suppress(WeaviateBaseError):  # closing a broken client
                 client.close()
 
-    def _call(self, what: str, action: Callable[[Collection[Any, Any]], T]) -> T:
-        """Run one operation on the collection: retried while transient, then translated."""
-        return self._run(what, lambda: action(self._open()))
+    def _call(self, what: str, action: Callable[[Collection[Any, Any]], T], target: Target = "tools") -> T:
+        """Run one operation on the collection of ``target``: retried while transient, then translated."""
+        return self._run(what, lambda: action(self._open(target)))
 
     def _run(self, what: str, action: Callable[[], T]) -> T:
         return run_with_retries(
@@ -229,69 +251,77 @@ class WeaviateBackend:
     # -- SearchBackend --------------------------------------------------------------------------
 
     def upsert(self, documents: Sequence[ToolDocument]) -> UpsertResult:
+        """Tool documents into the tool collection, server documents into the server collection."""
         result = UpsertResult()
-        ready: list[ToolDocument] = []
+        ready: dict[Target, list[ToolDocument]] = {"tools": [], "servers": []}
         for doc in documents:
             if doc.vector is None or len(doc.vector) != self.dim:
                 result.errors[doc.id] = f"needs a vector of {self.dim} floats"
             else:
-                ready.append(doc)
-        for start in range(0, len(ready), BATCH_SIZE):
-            chunk = ready[start : start + BATCH_SIZE]
-            objects = [
-                DataObject(
-                    uuid=object_uuid(d.id),
-                    properties=object_properties(d, self.field_boosts),
-                    vector=list(d.vector or []),
-                )
-                for d in chunk
-            ]
-            try:
-                answer = self._call("a batch write", _insert(objects))
-            except StoreError as exc:  # every object of the batch refused: report each, keep going
-                for doc in chunk:
-                    result.errors[doc.id] = exc.message
-                continue
-            for index, error in answer.errors.items():
-                result.errors[chunk[index].id] = error.message
-            result.written += len(chunk) - len(answer.errors)
+                ready["servers" if doc.kind == "server" else "tools"].append(doc)
+        for target, docs in ready.items():
+            for start in range(0, len(docs), BATCH_SIZE):
+                self._write(docs[start : start + BATCH_SIZE], target, result)
         if result.errors:
             logger.warning("Weaviate refused %d of %d documents", len(result.errors), len(documents))
         return result
 
-    def delete(self, ids: Sequence[str]) -> int:
+    def _write(self, chunk: Sequence[ToolDocument], target: Target, result: UpsertResult) -> None:
+        layout, boosts = LAYOUTS[target], self._boosts[target]
+        objects = [
+            DataObject(
+                uuid=object_uuid(d.id, layout.uuid_namespace),
+                properties=object_properties(d, boosts, layout),
+                vector=list(d.vector or []),
+            )
+            for d in chunk
+        ]
+        try:
+            answer = self._call("a batch write", _insert(objects), target)
+        except StoreError as exc:  # every object of the batch refused: report each, keep going
+            for doc in chunk:
+                result.errors[doc.id] = exc.message
+            return
+        for index, error in answer.errors.items():
+            result.errors[chunk[index].id] = error.message
+        result.written += len(chunk) - len(answer.errors)
+
+    def delete(self, ids: Sequence[str], *, target: Target = "tools") -> int:
         removed = 0
         unique = list(dict.fromkeys(ids))
+        namespace = LAYOUTS[target].uuid_namespace
         for start in range(0, len(unique), DELETE_CHUNK):
-            uuids = [object_uuid(i) for i in unique[start : start + DELETE_CHUNK]]
-            answer = self._call("a delete", _delete(uuids))
+            uuids = [object_uuid(i, namespace) for i in unique[start : start + DELETE_CHUNK]]
+            answer = self._call("a delete", _delete(uuids), target)
             removed += int(answer.successful)
         return removed
 
-    def count(self) -> int:
-        answer = self._call("a count", lambda c: c.aggregate.over_all(total_count=True))
+    def count(self, *, target: Target = "tools") -> int:
+        answer = self._call("a count", lambda c: c.aggregate.over_all(total_count=True), target)
         return int(answer.total_count or 0)
 
-    def ids(self) -> dict[str, str]:
+    def ids(self, *, target: Target = "tools") -> dict[str, str]:
         """Ids with text hashes; an object whose ``kw_all`` was built for other boosts reports no hash,
         so the next index build rewrites it."""
+        id_property, current_key = LAYOUTS[target].id_property, self._boosts_keys[target]
 
         def read(collection: Collection[Any, Any]) -> dict[str, str]:
             out: dict[str, str] = {}
-            for obj in collection.iterator(return_properties=["tool_id", "text_hash", "kw_boosts"]):
-                current = obj.properties.get("kw_boosts") == self._boosts_key
-                out[str(obj.properties["tool_id"])] = (
-                    str(obj.properties.get("text_hash") or "") if current else ""
-                )
+            for obj in collection.iterator(return_properties=[id_property, "text_hash", "kw_boosts"]):
+                props = obj.properties
+                current = props.get("kw_boosts") == current_key
+                out[str(props[id_property])] = str(props.get("text_hash") or "") if current else ""
             return out
 
-        return self._call("reading the indexed ids", read)
+        return self._call("reading the indexed ids", read, target)
 
     def hybrid_search(self, query: SearchQuery) -> list[SearchHit]:
+        """On the collection of ``query.target``; an empty server collection finds nothing."""
         if query.vector is not None and query.vector.shape != (self.dim,):
             raise InvalidInputError(f"query vector must have {self.dim} dimensions")
-        combined = query.field_boosts == self.field_boosts and self._combined_current()
-        terms, properties = keyword_search(query.text, query.field_boosts, combined=combined)
+        target, layout = query.target, LAYOUTS[query.target]
+        combined = query.field_boosts == self._boosts[target] and self._combined_current(target)
+        terms, properties = keyword_search(query.text, query.field_boosts, combined=combined, layout=layout)
         keyword_on = bool(terms and properties) and query.alpha < 1
         alpha = query.alpha if keyword_on else 1.0
         if not keyword_on and (query.vector is None or query.alpha == 0):
@@ -309,53 +339,52 @@ class WeaviateBackend:
                 limit=max(query.limit, query.candidates),  # as embedded: fuse the candidates, keep limit
                 return_metadata=MetadataQuery(score=True, explain_score=True),
                 include_vector=True,
-                return_properties=["tool_id", "name", "mcp_server_name"],
+                return_properties=returned_properties(layout),
             )
 
-        answer = self._call("a search", search)
+        answer = self._call("a search", search, target)
         if not answer.objects:
-            if self.count() == 0:
-                raise IndexMissingError(
-                    f"The Weaviate collection {self.config.collection} at {self.address} is empty.",
-                    hint="Fill it with `tool-selector index rebuild --backend weaviate`.",
-                )
+            if target == "tools" and self.count() == 0:
+                raise empty_collection(f"{self.config.collection} at {self.address}")
             return []
-        hits = [search_hit(obj, vector) for obj in answer.objects]
+        hits = [search_hit(obj, vector, layout) for obj in answer.objects]
         hits.sort(key=lambda h: (-h.score, h.id))
         return hits[: query.limit]
 
-    def _combined_current(self) -> bool:
+    def _combined_current(self, target: Target = "tools") -> bool:
         """Whether ``kw_all`` was built for the configured boosts (read from one object, once per
         connection: boosts change only with a restart, and a rebuild rewrites every object)."""
-        if self._combined is None:
+        combined = self._combined.get(target)
+        if combined is None:
 
             def probe(collection: Collection[Any, Any]) -> bool:
                 found = collection.query.fetch_objects(limit=1, return_properties=["kw_boosts"]).objects
-                return not found or found[0].properties.get("kw_boosts") == self._boosts_key
+                return not found or found[0].properties.get("kw_boosts") == self._boosts_keys[target]
 
-            self._combined = self._call("reading the collection's boosts", probe)
-            if not self._combined:
+            combined = self._combined[target] = self._call("reading the collection's boosts", probe, target)
+            if not combined:
                 logger.warning(
                     "the Weaviate collection %s was filled under other field boosts: searching per field "
                     "(Weaviate's BM25F) until `tool-selector index build` rewrites it",
-                    self.config.collection,
+                    self.collection_name(target),
                 )
-        return self._combined
+        return combined
 
     def refresh(self) -> bool:
         """Every process reads the same server: there is never a local copy to reload."""
-        self._combined = None
+        self._combined.clear()
         return False
 
     def drop(self) -> None:
-        """Delete the whole collection (a rebuild starts from nothing)."""
+        """Delete both collections (a rebuild starts from nothing)."""
 
         def drop() -> None:
             with self._lock:
-                self._collection = None
-                self._connected().collections.delete(self.config.collection)
+                self._collections.clear()
+                for target in LAYOUTS:
+                    self._connected().collections.delete(self.collection_name(target))
 
-        self._run("dropping the collection", drop)
+        self._run("dropping the collections", drop)
 
     def close(self) -> None:
         self._reset()

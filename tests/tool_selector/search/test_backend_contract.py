@@ -28,15 +28,18 @@ from tests.support.backends import (
     LIVE_GRPC_URL,
     LIVE_SKIP,
     LIVE_URL,
+    SERVERS,
     doc,
     query,
+    server_doc,
+    server_query,
 )
 from tests.support.weaviate_fake import FakeWeaviate
 from tool_selector.errors import IndexMissingError
 from tool_selector.search.backend import SearchBackend, SearchQuery
 from tool_selector.search.embedded import EmbeddedBackend
 from tool_selector.search.weaviate_backend import WeaviateBackend, WeaviateConfig
-from tool_selector.settings import DEFAULT_FIELD_BOOSTS
+from tool_selector.settings import DEFAULT_FIELD_BOOSTS, DEFAULT_SERVER_FIELD_BOOSTS
 
 KINDS = ["embedded", "weaviate-loopback", "weaviate-live"]
 
@@ -267,3 +270,112 @@ def test_hits_carry_the_raw_cosine_next_to_the_fused_score(backend: SearchBacken
     by_id = {d.id: d for d in CATALOG}
     for hit in hits:
         assert hit.vector_score == pytest.approx(float(np.dot(by_id[hit.id].vector, q.vector)), abs=1e-5)
+
+
+# --------------------------------------------------------------------------- server documents
+
+TOOL_IDS = {d.id for d in CATALOG}
+SERVER_NAMES = {d.id for d in SERVERS}
+
+
+@pytest.fixture
+def with_servers(backend: SearchBackend) -> SearchBackend:
+    result = backend.upsert(SERVERS)
+    assert (result.written, result.errors) == (len(SERVERS), {})
+    return backend
+
+
+@pytest.mark.parametrize(
+    ("words", "server"),
+    [("meteorological radar", "Weather"), ("git pull requests", "Code Host"), ("calendars", "Clock")],
+)
+def test_a_server_document_is_found_by_words_only_its_own_text_carries(
+    with_servers: SearchBackend, words: str, server: str
+) -> None:
+    hits = with_servers.hybrid_search(server_query(words, alpha=0.0))
+    assert [(h.id, h.server, h.name) for h in hits] == [(server, server, server)]
+    assert hits[0].keyword_score > 0
+    assert with_servers.hybrid_search(query(words, alpha=0.0)) == []  # no tool document carries them
+
+
+def test_a_server_document_is_found_by_its_tool_names(with_servers: SearchBackend) -> None:
+    hits = with_servers.hybrid_search(server_query("forecast", alpha=0.0))
+    assert [h.id for h in hits] == ["Weather"]
+
+
+def test_server_hits_never_appear_in_tool_searches_and_tool_hits_never_in_server_searches(
+    with_servers: SearchBackend,
+) -> None:
+    for text in ("weather forecast", "create issue", "Code Host", "current time zones", "notebook"):
+        tools = with_servers.hybrid_search(query(text, limit=50))
+        servers = with_servers.hybrid_search(server_query(text, limit=50))
+        assert tools and {h.id for h in tools} <= TOOL_IDS, text
+        assert servers and {h.id for h in servers} <= SERVER_NAMES, text
+
+
+def test_count_ids_and_delete_keep_tool_and_server_documents_apart(with_servers: SearchBackend) -> None:
+    assert with_servers.count() == len(CATALOG)
+    assert with_servers.count(target="servers") == len(SERVERS)
+    assert with_servers.ids() == {d.id: d.text_hash for d in CATALOG}
+    assert with_servers.ids(target="servers") == {d.id: d.text_hash for d in SERVERS}
+    assert with_servers.delete(["Weather"]) == 0  # no tool has that id
+    assert with_servers.delete(["Weather"], target="servers") == 1
+    assert with_servers.delete(["Weather::get_forecast"], target="servers") == 0
+    assert with_servers.count() == len(CATALOG)
+    assert set(with_servers.ids(target="servers")) == SERVER_NAMES - {"Weather"}
+    assert "Weather" not in [h.id for h in with_servers.hybrid_search(server_query("meteorological"))]
+
+
+def test_a_server_named_like_a_tool_id_is_a_separate_document(with_servers: SearchBackend) -> None:
+    twin = server_doc("Code Host::create_issue", "A server whose name looks like a tool id", ["ping"])
+    assert with_servers.upsert([twin]).written == 1
+    assert with_servers.ids()["Code Host::create_issue"] == CATALOG[0].text_hash
+    assert with_servers.ids(target="servers")["Code Host::create_issue"] == twin.text_hash
+    assert with_servers.delete(["Code Host::create_issue"], target="servers") == 1
+    assert with_servers.ids()["Code Host::create_issue"] == CATALOG[0].text_hash
+
+
+def test_upserting_a_server_document_again_replaces_it(with_servers: SearchBackend) -> None:
+    changed = server_doc("Weather", "Tide tables and surf reports", ["get_forecast"], text_hash="new-hash")
+    assert with_servers.upsert([changed]).written == 1
+    assert with_servers.count(target="servers") == len(SERVERS)
+    assert with_servers.ids(target="servers")["Weather"] == "new-hash"
+    assert [h.id for h in with_servers.hybrid_search(server_query("surf", alpha=0.0))] == ["Weather"]
+    assert with_servers.hybrid_search(server_query("meteorological", alpha=0.0)) == []
+
+
+def test_server_hits_carry_the_fused_score_the_raw_keyword_score_and_the_cosine(
+    with_servers: SearchBackend,
+) -> None:
+    q = server_query("meteorological forecast", limit=3)
+    hits = with_servers.hybrid_search(q)
+    assert hits[0].id == "Weather"
+    assert hits[0].score == pytest.approx(1.0, abs=1e-3)  # relative fusion, as tools
+    assert hits[0].keyword_score > 0
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    by_name = {d.id: d for d in SERVERS}
+    for hit in hits:
+        assert hit.vector_score == pytest.approx(float(np.dot(by_name[hit.id].vector, q.vector)), abs=1e-5)
+
+
+def test_a_server_field_with_boost_zero_is_not_searched(with_servers: SearchBackend) -> None:
+    boosts = {**DEFAULT_SERVER_FIELD_BOOSTS, "server_description": 0.0}
+    assert with_servers.hybrid_search(server_query("meteorological", alpha=0.0, field_boosts=boosts)) == []
+    assert (
+        with_servers.hybrid_search(server_query("forecast", alpha=0.0, field_boosts=boosts))[0].id
+        == "Weather"
+    )
+
+
+def test_a_server_search_of_an_index_without_server_documents_finds_nothing(backend: SearchBackend) -> None:
+    assert backend.count(target="servers") == 0
+    assert backend.hybrid_search(server_query("weather forecast")) == []
+    assert backend.hybrid_search(query("weather forecast"))[0].id == "Weather::get_forecast"
+
+
+def test_drop_clears_the_server_documents_too(with_servers: SearchBackend) -> None:
+    with_servers.drop()
+    assert (with_servers.count(), with_servers.count(target="servers")) == (0, 0)
+    assert with_servers.ids(target="servers") == {}
+    assert with_servers.upsert(SERVERS[:1]).written == 1
+    assert with_servers.ids(target="servers") == {SERVERS[0].id: SERVERS[0].text_hash}

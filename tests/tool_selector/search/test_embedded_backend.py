@@ -9,12 +9,13 @@ scoring, not the model's semantics.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from tests.support.backends import CATALOG, EMBEDDER
+from tests.support.backends import CATALOG, EMBEDDER, SERVERS, server_query
 from tests.support.backends import doc as _doc
 from tests.support.index_damage import DAMAGES, damage
 from tool_selector.errors import IndexDamagedError, IndexMissingError
@@ -140,6 +141,91 @@ def test_an_index_built_for_another_model_or_dimension_is_refused_until_dropped(
     assert "tool-selector index rebuild" in info.value.hint
     opened.drop()  # what `index rebuild` does first: it never reads the old index
     assert opened.count() == 0
+
+
+# --------------------------------------------------------------------------- server documents on disk
+
+
+def _generation(directory: Path) -> Path:
+    return directory / (directory / "CURRENT").read_text().strip()
+
+
+def test_tool_and_server_documents_are_written_in_one_generation_and_survive_reopening(
+    tmp_path: Path, backend: EmbeddedBackend
+) -> None:
+    backend.upsert(SERVERS)
+    generation = _generation(tmp_path / "index")
+    meta = json.loads((generation / "meta.json").read_text())
+    assert (meta["count"], meta["server_count"]) == (len(CATALOG), len(SERVERS))
+    assert {"docs.jsonl", "vectors.npy", "servers.jsonl", "server_vectors.npy"} <= {
+        p.name for p in generation.iterdir()
+    }
+    reopened = _backend(tmp_path / "index")
+    assert reopened.ids(target="servers") == {d.id: d.text_hash for d in SERVERS}
+    assert reopened.count() == len(CATALOG)
+    assert [h.id for h in reopened.hybrid_search(server_query("meteorological", alpha=0.0))] == ["Weather"]
+
+
+def test_a_writer_in_another_process_brings_new_server_documents_to_a_reader_on_refresh(
+    tmp_path: Path, backend: EmbeddedBackend
+) -> None:
+    reader = _backend(tmp_path / "index")
+    assert reader.count(target="servers") == 0
+    backend.upsert(SERVERS)
+    assert reader.refresh() is True
+    assert reader.count(target="servers") == len(SERVERS)
+
+
+def test_an_index_folder_of_the_version_before_server_documents_still_serves_tools(
+    tmp_path: Path, backend: EmbeddedBackend
+) -> None:
+    """That version wrote docs.jsonl (without ``kind``) and vectors.npy, and no server count."""
+    backend.upsert(SERVERS)
+    generation = _generation(tmp_path / "index")
+    (generation / "servers.jsonl").unlink()
+    (generation / "server_vectors.npy").unlink()
+    meta = json.loads((generation / "meta.json").read_text())
+    del meta["server_count"]
+    (generation / "meta.json").write_text(json.dumps(meta))
+    lines = [json.loads(line) for line in (generation / "docs.jsonl").read_text().splitlines()]
+    (generation / "docs.jsonl").write_text(
+        "".join(json.dumps({k: v for k, v in d.items() if k != "kind"}) + "\n" for d in lines)
+    )
+
+    old = _backend(tmp_path / "index")
+    assert old.count() == len(CATALOG)
+    assert old.hybrid_search(_query("weather forecast"))[0].id == "Weather::get_forecast"
+    assert old.count(target="servers") == 0
+    assert old.hybrid_search(server_query("weather forecast")) == []  # no server documents yet: none found
+    old.upsert(SERVERS)  # what the next index build or sync does
+    assert _backend(tmp_path / "index").count(target="servers") == len(SERVERS)
+
+
+def test_a_cut_off_server_document_file_is_named_with_the_repair(
+    tmp_path: Path, backend: EmbeddedBackend
+) -> None:
+    backend.upsert(SERVERS)
+    servers = _generation(tmp_path / "index") / "servers.jsonl"
+    servers.write_text("".join(servers.read_text().splitlines(keepends=True)[:-1]))
+    with pytest.raises(IndexDamagedError) as info:
+        _backend(tmp_path / "index").count()
+    assert f"{servers} holds 3 documents where meta.json says 4" in info.value.message
+    assert info.value.hint.startswith("Run `tool-selector index rebuild`")
+
+
+def test_drop_clears_the_server_documents_on_disk_too(tmp_path: Path, backend: EmbeddedBackend) -> None:
+    backend.upsert(SERVERS)
+    backend.drop()
+    reopened = _backend(tmp_path / "index")
+    assert (reopened.count(), reopened.count(target="servers")) == (0, 0)
+
+
+def test_a_server_only_write_keeps_the_tools_keyword_index(backend: EmbeddedBackend) -> None:
+    backend.warm(DEFAULT_FIELD_BOOSTS)
+    tools_keyword = backend._state.tools.keyword
+    assert tools_keyword is not None
+    backend.upsert(SERVERS)
+    assert backend._state.tools.keyword is tools_keyword  # not rebuilt for a change of servers only
 
 
 # --------------------------------------------------------------------------- damaged files

@@ -24,15 +24,26 @@ from services.shared.container import Container
 from services.shared.indexing import build_index
 from services.shared.resolving import ResolveService
 from services.write.catalog import import_catalog_dir
-from tests.support.backends import CATALOG, EMBEDDER, LIVE_API_KEY, LIVE_GRPC_URL, LIVE_SKIP, LIVE_URL, query
+from tests.support.backends import (
+    CATALOG,
+    EMBEDDER,
+    LIVE_API_KEY,
+    LIVE_GRPC_URL,
+    LIVE_SKIP,
+    LIVE_URL,
+    SERVERS,
+    query,
+    server_query,
+)
 from tests.support.paths import GATEWAY_DEMO
 from tests.support.weaviate_fake import FakeWeaviate
 from tool_selector.embedding import MiniLMEmbedder
 from tool_selector.errors import BackendUnavailableError, ConfigurationError, IndexMissingError, StoreError
 from tool_selector.search.text import weighted_tokens
 from tool_selector.search.weaviate_backend import WeaviateBackend, WeaviateConfig, object_uuid
+from tool_selector.search.weaviate_objects import SERVERS as SERVER_LAYOUT
 from tool_selector.search.weaviate_objects import explained_keyword_score, query_properties
-from tool_selector.settings import DEFAULT_FIELD_BOOSTS, Settings
+from tool_selector.settings import DEFAULT_FIELD_BOOSTS, DEFAULT_SERVER_FIELD_BOOSTS, Settings
 
 
 @pytest.fixture
@@ -267,6 +278,95 @@ def test_a_collection_filled_under_other_boosts_is_rewritten_by_the_next_index_b
     before.close()
     after.drop()
     after.close()
+
+
+def test_server_documents_live_in_a_second_collection_named_after_the_first(fake: FakeWeaviate) -> None:
+    backend = open_backend(config_for(fake))
+    backend.upsert([*CATALOG, *SERVERS])
+    tools, servers = backend.config.collection, f"{backend.config.collection}Servers"
+    assert backend.collection_name("servers") == servers
+    assert (fake.count(tools), fake.count(servers)) == (len(CATALOG), len(SERVERS))
+    properties = fake.properties(servers)
+    for name in ("mcp_server_name", "server_description", "tool_names", "kw_server_name", "kw_tool_names"):
+        assert name in properties, name
+    assert properties["tool_names"]["dataType"] == ["text[]"]
+    assert properties["kw_all"]["tokenization"] == "whitespace"
+    assert "tool_id" not in properties
+    weather = SERVERS[2]
+    stored = fake.object(servers, object_uuid(weather.id, SERVER_LAYOUT.uuid_namespace))
+    assert stored is not None
+    assert stored["properties"]["mcp_server_name"] == "Weather"
+    assert stored["properties"]["kw_all"].split() == weighted_tokens(
+        weather.fields, DEFAULT_SERVER_FIELD_BOOSTS
+    )
+    assert fake.object(tools, object_uuid(weather.id)) is None  # nothing of it in the tool collection
+    backend.drop()
+    assert not {tools, servers} & set(fake.collections)  # both dropped together
+    backend.close()
+
+
+def test_a_server_search_sends_the_server_collections_kw_all_and_reads_server_names_back(
+    fake: FakeWeaviate,
+) -> None:
+    backend = open_backend(config_for(fake))
+    backend.upsert([*CATALOG, *SERVERS])
+    hits = backend.hybrid_search(server_query("meteorological radar", alpha=0.3, candidates=40))
+    _, request = [c for c in fake.calls if c[0] == "Search"][-1]
+    assert request.collection == f"{backend.config.collection}Servers"
+    assert list(request.hybrid_search.properties) == ["kw_all"]  # built for the server boosts
+    assert request.hybrid_search.query == "meteorolog radar"
+    assert (hits[0].id, hits[0].server, hits[0].name) == ("Weather", "Weather", "Weather")
+    backend.drop()
+    backend.close()
+
+
+def test_other_server_boosts_go_as_integer_query_properties_of_the_server_fields(fake: FakeWeaviate) -> None:
+    backend = open_backend(config_for(fake))
+    backend.upsert(SERVERS)
+    boosts = {**DEFAULT_SERVER_FIELD_BOOSTS, "tool_names": 2.5}
+    backend.hybrid_search(server_query("forecast", field_boosts=boosts))
+    _, request = [c for c in fake.calls if c[0] == "Search"][-1]
+    assert list(request.hybrid_search.properties) == query_properties(boosts, SERVER_LAYOUT)
+    assert "kw_tool_names^5" in list(request.hybrid_search.properties)
+    with pytest.raises(ConfigurationError) as info:
+        backend.hybrid_search(server_query("forecast", field_boosts={"parameter_names": 1.0}))
+    assert "server_field_boosts may name" in info.value.hint
+    backend.drop()
+    backend.close()
+
+
+def test_a_server_collection_filled_under_other_server_boosts_is_rewritten_by_the_next_index_build(
+    fake: FakeWeaviate,
+) -> None:
+    config = config_for(fake)
+    before = WeaviateBackend(
+        config,
+        model_id=EMBEDDER.model_id,
+        dim=EMBEDDER.dim,
+        server_field_boosts={**DEFAULT_SERVER_FIELD_BOOSTS, "tool_names": 3.0},
+    )
+    before.upsert([*CATALOG, *SERVERS])
+    after = open_backend(config)
+    assert set(after.ids(target="servers").values()) == {""}
+    assert after.ids() == {d.id: d.text_hash for d in CATALOG}  # the tool boosts did not change
+    after.upsert(SERVERS)
+    assert after.ids(target="servers") == {d.id: d.text_hash for d in SERVERS}
+    before.close()
+    after.drop()
+    after.close()
+
+
+def test_a_collection_made_before_server_documents_existed_gets_its_server_collection_on_first_use(
+    fake: FakeWeaviate,
+) -> None:
+    backend = open_backend(config_for(fake))
+    backend.upsert(CATALOG)
+    assert f"{backend.config.collection}Servers" not in fake.collections  # made only when used
+    assert backend.hybrid_search(server_query("weather")) == []
+    assert backend.count(target="servers") == 0
+    assert backend.hybrid_search(query("weather forecast"))[0].id == "Weather::get_forecast"
+    backend.drop()
+    backend.close()
 
 
 def test_the_keyword_score_is_read_from_weaviates_explanation() -> None:

@@ -1,0 +1,46 @@
+"""The steps an answer shows for a multi-step request (services/shared/steps.py), as pure functions."""
+
+from __future__ import annotations
+
+from services.shared.steps import StepMatch, known_parts, step_matches, steps_sentence, with_steps
+from tool_selector.models import Decision, QueryPart, Resolution, ToolSummary
+from tool_selector.routing import PowerInfo
+
+
+def _resolution(parts: list[QueryPart]) -> Resolution:
+    return Resolution(query="q", mode="hybrid", tools=[], powers=[], confidence=0.5, parts=parts)
+
+
+def _decision(status: str = "multiple_matches") -> Decision:
+    return Decision.model_validate(
+        {"status": status, "confidence": 0.5, "query": "q", "message": "Pick one."}
+    )
+
+
+def test_a_request_of_one_part_or_none_has_no_steps_and_its_message_is_unchanged() -> None:
+    for parts in ([], [QueryPart(text="only", powers=["a"])]):
+        assert step_matches(_resolution(parts), _decision()) == []
+    assert with_steps(_decision(), []).message == "Pick one."
+
+
+def test_each_step_lists_at_most_three_powers_and_three_tools_best_first() -> None:
+    part = QueryPart(text="one", powers=["a", "b", "c", "d"], tools=["a::1", "a::2", "b::1", "c::1"])
+    steps = step_matches(_resolution([part, QueryPart(text="two")]), _decision())
+    assert steps[0] == StepMatch(step="one", powers=["a", "b", "c"], tools=["a::1", "a::2", "b::1"])
+    assert steps[1] == StepMatch(step="two")
+
+
+def test_known_parts_keep_only_the_powers_and_tools_of_the_directory() -> None:
+    directory = {"a": PowerInfo(name="a", description="", tools=[ToolSummary(name="t", description="")])}
+    (part,) = known_parts([QueryPart(text="x", powers=["z", "a"], tools=["a::t", "a::u", "z::t"])], directory)
+    assert (part.powers, part.tools) == (["a"], ["a::t"])
+
+
+def test_the_sentence_names_each_steps_best_power_and_says_when_none_fits() -> None:
+    steps = [StepMatch(step="one", powers=["a", "b"]), StepMatch(step="two")]
+    sentence = steps_sentence(steps, "multiple_matches")
+    assert "This request has 2 steps (see parts)" in sentence
+    assert "step 1: 'a'; step 2: no power fits" in sentence and "activate_power" in sentence
+    weak = steps_sentence(steps, "weak_matches")
+    assert "none matched surely" in weak and "activate_power" not in weak
+    assert with_steps(_decision(), steps).message == f"Pick one. {sentence}"

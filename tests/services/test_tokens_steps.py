@@ -1,0 +1,61 @@
+"""Token accounting of a multi-step request (issue 16): the answer is counted with its ``parts``, and on
+"activated" the tool definitions of each step's best power come on top, since the answer asks the agent
+to activate them. The gateway-demo catalog indexed with the hashing embedder; the parts are put into the
+real resolution at the service layer until the resolver fills them itself."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from services.gateway.service import decision_json, render_answer
+from services.gateway.tokens import (
+    account_tokens,
+    gateway_definitions_tokens,
+    power_definitions,
+)
+from services.shared.container import Container
+from services.shared.resolving import ResolveService
+from services.shared.steps import step_matches
+from tests.support.api_helpers import make_template
+from tool_selector.embedding import HashingEmbedder
+from tool_selector.models import QueryPart, Resolution
+from tool_selector.settings import Settings
+from tool_selector.tokens import count_tokens
+
+HASHING = HashingEmbedder(dim=384)  # the packaged calibration reads 384-dimension vectors
+REQUEST = "get the current time in Tokyo and then fetch the page https://example.com"
+
+
+def test_an_activated_multi_step_request_counts_its_parts_and_each_steps_power_tools(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = Settings(data_dir=tmp_path / "unused", cache_dir=tmp_path / "cache")
+    data = make_template(tmp_path, settings, HASHING)
+    original = ResolveService.resolve
+    parts = [
+        QueryPart(text="get the current time in Tokyo", powers=["time"], tools=["time::get_current_time"]),
+        QueryPart(text="fetch the page https://example.com", powers=["fetch"], tools=["fetch::fetch"]),
+    ]
+
+    def resolve(self: ResolveService, query: str, **kwargs: Any) -> Resolution:
+        resolution = original(self, query, **kwargs)
+        ranked = sorted(resolution.powers, key=lambda p: p.name != "time")
+        update = {"parts": parts, "powers": ranked, "confidence": 0.95, "top3_confidence": 0.99}
+        return resolution.model_copy(update=update)
+
+    monkeypatch.setattr(ResolveService, "resolve", resolve)
+    with Container(settings.model_copy(update={"data_dir": data}), embedder=HASHING) as container:
+        resolver = ResolveService(container)
+        (line,) = account_tokens(resolver, [REQUEST]).lines
+        resolution, decision = resolver.resolve_and_route(REQUEST)
+    assert (line.status, line.power) == ("activated", "time")
+    answer = render_answer(decision_json(decision, step_matches(resolution, decision)))
+    assert '"parts"' in answer
+    call = json.dumps({"name": "resolve_intent", "arguments": {"query": REQUEST}}, ensure_ascii=False)
+    both = power_definitions(resolver.powers["time"]) + power_definitions(resolver.powers["fetch"])
+    expected = gateway_definitions_tokens() + count_tokens(call) + count_tokens(answer)
+    assert line.gateway_tokens == expected + count_tokens(json.dumps({"tools": both}, ensure_ascii=False))
