@@ -121,7 +121,8 @@ async def _load(port: int, key: str, queries: list[str], clients: int, seconds: 
     }
 
 
-def _peak_rss_mb(pid: int) -> float | None:
+def peak_rss_mb(pid: int | str = "self") -> float | None:
+    """A process's peak resident memory (VmHWM), in MiB; None once it is gone."""
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             if line.startswith("VmHWM:"):
@@ -160,7 +161,7 @@ def bench_api(
             _wait_healthy(port, proc)
             asyncio.run(_load(port, key, queries[:5], 1, 1.0))  # warm up the model and the routes
             result = asyncio.run(_load(port, key, queries, clients, seconds))
-            rss = _peak_rss_mb(proc.pid)
+            rss = peak_rss_mb(proc.pid)
         finally:
             proc.terminate()
             proc.wait(timeout=30)

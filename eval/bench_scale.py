@@ -31,6 +31,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from eval.bench_api import peak_rss_mb
 from eval.dataset import Query, check_dataset_dir, load_queries, query_texts
 from eval.harness import predict
 from eval.metrics import ANSWERABLE_LEVELS_GROUP, percentile
@@ -67,17 +68,6 @@ class SizeJob:
     registrations: int
     probe_server: str
     embedder: Embedder | None = None
-
-
-def _vm_hwm_mb(pid: int | str = "self") -> float | None:
-    """A process's peak resident memory (VmHWM), in MiB; None once it is gone."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return round(int(line.split()[1]) / 1024, 1)
-    except OSError:
-        return None
-    return None
 
 
 def _folder_mb(path: Path) -> float:
@@ -180,7 +170,7 @@ def measure_size(job: SizeJob) -> dict[str, Any]:
                 "data_mb": _folder_mb(settings.data_dir),
                 "index_mb": _folder_mb(settings.index_dir),
                 "enrichment_cache_mb": _folder_mb(settings.enrichment_cache_dir),
-                "rss_after_build_mb": _vm_hwm_mb(),
+                "rss_after_build_mb": peak_rss_mb(),
             }
         )
         started = time.perf_counter()
@@ -206,7 +196,7 @@ def measure_size(job: SizeJob) -> dict[str, Any]:
         )
         if job.registrations > 0:
             figures.update(_registration_cost(container, job.probe_server, job.registrations))
-    figures["peak_rss_mb"] = _vm_hwm_mb()
+    figures["peak_rss_mb"] = peak_rss_mb()
     return figures
 
 
@@ -242,7 +232,7 @@ def run_isolated(job: SizeJob, timeout_s: float | None) -> dict[str, Any]:
     if result is not None:
         process.join(30)
         return {"finished": "error" not in result, **result, "wall_s": wall}
-    peak = _vm_hwm_mb(process.pid) if process.pid is not None else None  # until it was cut off
+    peak = peak_rss_mb(process.pid) if process.pid is not None else None  # until it was cut off
     process.terminate()
     process.join(10)
     if process.is_alive():
