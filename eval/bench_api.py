@@ -1,9 +1,10 @@
 """``tool-selector bench-api``: load the REST API's /api/v1/resolve with N concurrent clients.
 
 It builds a fresh data folder from a catalog (import, index, one admin key), starts the real
-``tool-selector api`` process on loopback, and runs N closed-loop clients for S seconds: each sends
-its next query as soon as the previous answer arrived. The clients are plain asyncio streams speaking
-HTTP/1.1 keep-alive (an HTTP library would take a large share of the 2 cores from the server).
+``tool-selector api`` process on loopback (``--workers W`` worker processes sharing the port), and runs
+N closed-loop clients for S seconds: each sends its next query as soon as the previous answer arrived.
+The clients are plain asyncio streams speaking HTTP/1.1 keep-alive (an HTTP library would take a large
+share of the 2 cores from the server).
 Queries only reach the resolver, never the catalog or the index.
 """
 
@@ -121,6 +122,32 @@ async def _load(port: int, key: str, queries: list[str], clients: int, seconds: 
     }
 
 
+def worker_pids(parent: int) -> list[int]:
+    """The uvicorn worker processes of ``tool-selector api --workers N`` (spawned children)."""
+    try:
+        children = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
+    except OSError:
+        return []
+    found = []
+    for pid in children:
+        try:
+            if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.append(int(pid))
+        except OSError:
+            continue
+    return sorted(found)
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """A process's CPU time so far (user + system), in seconds; None once it is gone."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = raw[raw.rfind(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def peak_rss_mb(pid: int | str = "self") -> float | None:
     """A process's peak resident memory (VmHWM), in MiB; None once it is gone."""
     try:
@@ -139,6 +166,7 @@ def bench_api(
     queries_file: Path,
     clients: int = 16,
     seconds: float = 30.0,
+    workers: int = 1,
     max_queries: int = 100_000,
 ) -> dict[str, Any]:
     queries = _read_queries(queries_file, max_queries, settings.max_file_bytes)
@@ -154,17 +182,25 @@ def bench_api(
         env = {**os.environ, "TOOL_SELECTOR_DATA_DIR": str(data_dir), "OPENBLAS_NUM_THREADS": "1"}
         env["TOOL_SELECTOR_CACHE_DIR"] = str(settings.cache_dir)
         exe = Path(sys.executable).with_name("tool-selector")
-        proc = subprocess.Popen(
-            [str(exe), "api", "--port", str(port)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-        )
+        command = [str(exe), "api", "--port", str(port), "--workers", str(workers)]
+        proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
             _wait_healthy(port, proc)
-            asyncio.run(_load(port, key, queries[:5], 1, 1.0))  # warm up the model and the routes
+            # warm up the model and the routes, in every worker (the kernel spreads the connections)
+            asyncio.run(_load(port, key, queries[:5], 4 * workers, 1.0 + workers))
+            pids = worker_pids(proc.pid) if workers > 1 else [proc.pid]
+            cpu_before = [cpu_seconds(pid) or 0.0 for pid in pids]
             result = asyncio.run(_load(port, key, queries, clients, seconds))
-            rss = peak_rss_mb(proc.pid)
+            cpu = [
+                round((cpu_seconds(pid) or 0.0) - before, 1)
+                for pid, before in zip(pids, cpu_before, strict=True)
+            ]
+            rss = [peak_rss_mb(pid) for pid in pids]
+            parent_rss = peak_rss_mb(proc.pid) if workers > 1 else None
         finally:
             proc.terminate()
             proc.wait(timeout=30)
+    total_rss = sum(r for r in [*rss, parent_rss] if r is not None)
     return {
         "catalog": str(catalog),
         "servers": servers,
@@ -172,7 +208,12 @@ def bench_api(
         "queries_file": str(queries_file),
         "distinct_queries": len(set(queries)),
         "clients": clients,
-        "server_peak_rss_mb": rss,
+        "workers": workers,
+        "embedding_threads": settings.embedding_threads,
+        "server_peak_rss_mb": round(total_rss, 1) if total_rss else None,
+        "worker_peak_rss_mb": rss if workers > 1 else None,
+        "worker_cpu_s": cpu,
         "resolve": result,
-        "note": "closed loop on loopback; a query asked again is answered from the server's answer cache",
+        "note": "closed loop on loopback; a query asked again is answered from the server's answer cache"
+        + ("; peak RSS summed over the workers and their parent" if workers > 1 else ""),
     }

@@ -51,6 +51,8 @@ _COLUMNS = (
     ("tools", "tools", "{:,}"),
     ("copies", "copy_tools", "{:,}"),
     ("build s", "build_s", "{:.1f}"),
+    ("embedded", "documents_embedded", "{:,}"),
+    ("all-embedded s (est.)", "full_build_s_estimate", "{:.0f}"),
     ("tools/s", "build_tools_per_s", "{:.0f}"),
     ("RSS MB", "peak_rss_mb", "{:.0f}"),
     ("disk MB", "data_mb", "{:.0f}"),

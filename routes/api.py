@@ -52,9 +52,10 @@ Importer = Annotated[Principal, Depends(need("import"))]
 Admin = Annotated[Principal, Depends(need("admin"))]
 
 v1 = APIRouter(prefix="/api/v1", responses=ERROR_RESPONSES)
-# Resolves that miss the answer cache run in at most this many threads: more only fight over the GIL
-# and the embedder's lock (measured with `tool-selector bench-api`, README "REST API").
-_RESOLVING = anyio.CapacityLimiter(2)
+# Resolves that miss the answer cache run in at most this many threads (the api.resolve_threads
+# setting, applied by build_app); their query embeddings share model calls through the query batcher
+# (measured with `tool-selector bench-api`, docs/measurements.md "REST API").
+_RESOLVING = anyio.CapacityLimiter(8)
 
 
 class ResolveRequest(BaseModel):
@@ -359,6 +360,7 @@ def build_app(settings: Settings, make_container: Callable[[], Container] | None
     )
     install_error_handlers(app)
     api = settings.api
+    _RESOLVING.total_tokens = api.resolve_threads
     catalogs = {IMPORT_PATH: (api.max_import_bytes, "api.max_import_bytes")}  # the route taking a catalog
     app.add_middleware(KeyThenBodyLimit, max_body_bytes=api.max_body_bytes, larger=catalogs)
 

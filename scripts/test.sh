@@ -7,4 +7,6 @@ export OPENBLAS_NUM_THREADS=1 HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 .venv/bin/ruff check .
 .venv/bin/mypy
 .venv/bin/lint-imports
-.venv/bin/python -m pytest "$@"
+# Two worker processes (pytest-xdist), whole modules to each (--dist loadfile), so that a module's fixtures
+# are built once; TEST_WORKERS=0 runs the suite in this process.
+.venv/bin/python -m pytest -n "${TEST_WORKERS:-2}" --dist loadfile "$@"

@@ -24,6 +24,7 @@ logger = logging.getLogger(__name__)
 
 MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length
 BATCH = 32
+PADDING_WASTE = 1.25  # a query batch is cut where its padded tokens exceed its real ones by this factor
 
 
 @runtime_checkable
@@ -39,6 +40,12 @@ class Embedder(Protocol):
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray: ...
 
     def embed_query(self, text: str) -> np.ndarray: ...
+
+
+def model_id_for(engine: str) -> str:
+    """The vectors' name for an engine: int8 vectors differ from float ones, so they get their own
+    (an index or vector cache made with one is never read as the other)."""
+    return f"{MiniLMEmbedder.model_id}-int8" if engine == "onnx-int8" else MiniLMEmbedder.model_id
 
 
 def _normalise(matrix: np.ndarray) -> np.ndarray:
@@ -66,13 +73,16 @@ class MiniLMEmbedder:
         self._engine = engine
         self._threads = threads
         self._lock = threading.Lock()
+        self.model_id = model_id_for(engine)
         self._run: Any
-        if engine == "onnx":
-            self._run = self._load_onnx(cache_dir / "models")
+        if engine in ("onnx", "onnx-int8"):
+            self._run = self._load_onnx(cache_dir / "models", int8=engine == "onnx-int8")
         elif engine == "torch":
             self._run = self._load_torch()
         else:
-            raise EmbedderError(f"Unknown embedding engine {engine!r}.", hint="Use 'onnx' or 'torch'.")
+            raise EmbedderError(
+                f"Unknown embedding engine {engine!r}.", hint="Use 'onnx', 'onnx-int8' or 'torch'."
+            )
 
     model_id = "all-MiniLM-L6-v2"
     dim = 384
@@ -102,12 +112,14 @@ class MiniLMEmbedder:
 
         return run
 
-    def _load_onnx(self, models_dir: Path) -> Any:
+    def _load_onnx(self, models_dir: Path, *, int8: bool = False) -> Any:
         import onnxruntime as ort
 
-        path = models_dir / f"{self.model_id}-{self._weights_digest()}.onnx"
+        path = models_dir / f"{MiniLMEmbedder.model_id}-{self._weights_digest()}.onnx"
         if not path.is_file():
             self._export_onnx(path)
+        if int8:
+            path = self._quantized(path)
         options = ort.SessionOptions()
         options.intra_op_num_threads = self._threads
         options.inter_op_num_threads = 1
@@ -124,6 +136,29 @@ class MiniLMEmbedder:
             return np.asarray(session.run(None, feeds)[0])
 
         return run
+
+    def _quantized(self, path: Path) -> Path:
+        """The int8 model next to the float one, made once: weights of every MatMul quantized per output
+        channel, activations quantized on the fly (onnxruntime's dynamic quantization)."""
+        quantized = path.with_name(f"{path.stem}-int8.onnx")
+        if quantized.is_file():
+            return quantized
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        tmp = quantized.with_suffix(f".tmp-{os.getpid()}.onnx")
+        try:
+            quantize_dynamic(
+                str(path),
+                str(tmp),
+                weight_type=QuantType.QInt8,
+                per_channel=True,
+                op_types_to_quantize=["MatMul"],
+            )
+            os.replace(tmp, quantized)
+        except Exception as exc:
+            tmp.unlink(missing_ok=True)
+            raise EmbedderError(f"Quantizing the embedding model to int8 failed: {exc}.") from exc
+        return quantized
 
     def _export_onnx(self, path: Path) -> None:
         """Export the packaged weights to ONNX once (a few seconds); written atomically."""
@@ -200,6 +235,25 @@ class MiniLMEmbedder:
     def embed_query(self, text: str) -> np.ndarray:
         return np.asarray(self._encode([text])[0])
 
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Several queries in as few model calls as padding allows: sorted by token count and cut
+        where padding to the longest would waste more than a quarter of the batch (a model call costs
+        what its padded tokens cost; a batch mostly saves the per-call overhead)."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        lengths = [len(e.ids) for e in self._tokenizer.encode_batch(list(texts))]
+        order = sorted(range(len(texts)), key=lambda i: lengths[i])
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        group: list[int] = []
+        for i in order:
+            tokens = sum(lengths[k] for k in group) + lengths[i]
+            if group and lengths[i] * (len(group) + 1) > PADDING_WASTE * tokens:
+                out[group] = self._encode([texts[k] for k in group])
+                group = []
+            group.append(i)
+        out[group] = self._encode([texts[k] for k in group])
+        return out
+
 
 class LazyEmbedder:
     """Loads the real embedder on the first embed call, so that commands with nothing to embed (a
@@ -229,6 +283,11 @@ class LazyEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         return self._get().embed_query(text)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        from tool_selector.batching import embed_queries
+
+        return embed_queries(self._get(), texts)
 
 
 class HashingEmbedder:

@@ -28,10 +28,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import sparse
 
 from tool_selector.models import PowerCandidate, SearchHit, ToolDocument
 from tool_selector.search.text import field_text, tokenize
+from tool_selector.wordmatrix import WordMatrix, extended
 
 FEATURES: tuple[str, ...] = (
     "top_cosine",
@@ -81,54 +81,33 @@ def _tokens(fields: dict[str, str | list[str]], names: Iterable[str]) -> set[str
 
 
 @dataclass(frozen=True)
-class WordMatrix:
-    """The catalog's words as sparse 0/1 matrices, so that a query's word evidence about many tools is
-    two sparse products instead of a loop: one row per tool and field (``RANKED_FIELDS``, then all the
-    tool's words), one row per power (all its words)."""
+class _DocTerms:
+    """What the terms read from one tool document."""
 
-    vocabulary: dict[str, int]
-    tool_rows: dict[str, int]  # tool id -> its first row in ``fields``
-    power_rows: dict[str, int]
-    fields: sparse.csr_matrix
-    powers: sparse.csr_matrix
+    fields: list[set[str]]
+    name_tokens: tuple[str, ...]
+    own: frozenset[str]
+    every: frozenset[str]
+    names: frozenset[str]
+    actions: tuple[tuple[str, ...], ...]
+    server_words: frozenset[str]
+    server_names: frozenset[str]
 
     @classmethod
-    def build(
-        cls,
-        per_field: dict[str, list[set[str]]],
-        tool_words: dict[str, frozenset[str]],
-        power_words: dict[str, set[str]],
-    ) -> WordMatrix:
-        vocabulary: dict[str, int] = {}
-        columns: list[int] = []
-        pointers = [0]
-        tool_rows: dict[str, int] = {}
-        for tool_id, fields in per_field.items():
-            tool_rows[tool_id] = len(pointers) - 1
-            for words in (*fields, tool_words[tool_id]):
-                columns.extend(vocabulary.setdefault(w, len(vocabulary)) for w in sorted(words))
-                pointers.append(len(columns))
-        power_columns: list[int] = []
-        power_pointers = [0]
-        power_rows: dict[str, int] = {}
-        for power, words in power_words.items():
-            power_rows[power] = len(power_pointers) - 1
-            power_columns.extend(vocabulary.setdefault(w, len(vocabulary)) for w in sorted(words))
-            power_pointers.append(len(power_columns))
-        size = max(len(vocabulary), 1)
-
-        def matrix(cols: list[int], ptrs: list[int]) -> sparse.csr_matrix:
-            data = np.ones(len(cols), dtype=np.float64)
-            return sparse.csr_matrix(
-                (data, np.asarray(cols, dtype=np.int64), ptrs), shape=(len(ptrs) - 1, size)
-            )
-
+    def of(cls, doc: ToolDocument) -> _DocTerms:
+        fields = [_tokens(doc.fields, (name,)) for name in RANKED_FIELDS]
+        by_name = dict(zip(RANKED_FIELDS, fields, strict=True))
+        own = set().union(*(by_name[n] for n in ORIGINAL_FIELDS))
+        pairs = doc.fields.get("action_entities") or []
         return cls(
-            vocabulary,
-            tool_rows,
-            power_rows,
-            matrix(columns, pointers),
-            matrix(power_columns, power_pointers),
+            fields=fields,
+            name_tokens=tuple(tokenize(field_text(doc.fields.get("name", "")))),
+            own=frozenset(own),
+            every=frozenset(own.union(*(by_name[n] for n in ENRICHED_FIELDS))),
+            names=frozenset(by_name["name"]) - _GENERIC_NAME_TOKENS,
+            actions=tuple(t for t in (tuple(tokenize(p)) for p in pairs if isinstance(p, str)) if t),
+            server_words=frozenset().union(*(by_name[n] for n in SERVER_FIELDS)),
+            server_names=frozenset(by_name["server_name"]) - _GENERIC_NAME_TOKENS,
         )
 
 
@@ -150,48 +129,90 @@ class CatalogTerms:
     words: WordMatrix | None = None
     tool_name_tokens: dict[str, tuple[str, ...]] = field(default_factory=dict)
     power_tools: dict[str, int] = field(default_factory=dict)
+    power_members: dict[str, frozenset[str]] = field(default_factory=dict)  # power -> its tool ids
+    power_own_words: dict[str, frozenset[str]] = field(default_factory=dict)  # its server fields' words
 
     @classmethod
     def from_documents(cls, documents: Sequence[ToolDocument]) -> CatalogTerms:
-        tool_words: dict[str, frozenset[str]] = {}
-        original: dict[str, frozenset[str]] = {}
-        names: dict[str, frozenset[str]] = {}
-        actions: dict[str, tuple[tuple[str, ...], ...]] = {}
-        power_words: dict[str, set[str]] = {}
-        power_names: dict[str, frozenset[str]] = {}
-        frequency: Counter[str] = Counter()
+        return cls.empty().updated(documents, ())
+
+    @classmethod
+    def empty(cls) -> CatalogTerms:
+        return cls({}, {}, {}, {}, {}, {}, words=WordMatrix.build({}, {}, {}))
+
+    def updated(self, documents: Sequence[ToolDocument], removed: Iterable[str]) -> CatalogTerms:
+        """These terms with the tools ``removed`` (ids) taken out and ``documents`` put in (a document
+        of a tool already here replaces it): what ``from_documents`` gives for the new catalog, at the
+        cost of what changed (a registration at 100k tools does not re-read every tool's words)."""
+        tool_words = dict(self.tool_words)
+        original = dict(self.tool_original_words)
+        names = dict(self.tool_name_words)
+        actions = dict(self.tool_actions)
+        name_tokens = dict(self.tool_name_tokens)
+        frequency = Counter(self.document_frequency)
+        members = {k: set(v) for k, v in self.power_members.items()}
+        own_words = dict(self.power_own_words)
+        power_names = dict(self.power_name_words)
+        touched: set[str] = set()
+        gone = {*removed, *(doc.id for doc in documents)} & tool_words.keys()
+        for tool_id in gone:
+            frequency.subtract(tool_words.pop(tool_id))
+            original.pop(tool_id, None)
+            names.pop(tool_id, None)
+            actions.pop(tool_id, None)
+            name_tokens.pop(tool_id, None)
+            server = tool_id.rpartition("::")[0]
+            members.get(server, set()).discard(tool_id)
+            touched.add(server)
         per_field: dict[str, list[set[str]]] = {}
-        name_tokens: dict[str, tuple[str, ...]] = {}
-        power_tools: Counter[str] = Counter()
+        seen: set[str] = set()  # servers whose own fields this update has read
         for doc in documents:
-            power_tools[doc.server] += 1
-            fields = [_tokens(doc.fields, (name,)) for name in RANKED_FIELDS]
-            per_field[doc.id] = fields
-            by_name = dict(zip(RANKED_FIELDS, fields, strict=True))
-            name_tokens[doc.id] = tuple(tokenize(field_text(doc.fields.get("name", ""))))
-            own = set().union(*(by_name[n] for n in ORIGINAL_FIELDS))
-            every = frozenset(own.union(*(by_name[n] for n in ENRICHED_FIELDS)))
-            original[doc.id] = frozenset(own)
-            tool_words[doc.id] = every
-            names[doc.id] = frozenset(by_name["name"]) - _GENERIC_NAME_TOKENS
-            pairs = doc.fields.get("action_entities") or []
-            actions[doc.id] = tuple(t for t in (tuple(tokenize(p)) for p in pairs if isinstance(p, str)) if t)
-            if doc.server not in power_words:  # a server's own fields are the same on each of its tools
-                power_words[doc.server] = set().union(*(by_name[n] for n in SERVER_FIELDS))
-                power_names[doc.server] = frozenset(by_name["server_name"]) - _GENERIC_NAME_TOKENS
-            power_words[doc.server] |= every
-            frequency.update(every)
-        return cls(
+            read = _DocTerms.of(doc)
+            per_field[doc.id] = read.fields
+            name_tokens[doc.id], original[doc.id], tool_words[doc.id] = read.name_tokens, read.own, read.every
+            names[doc.id], actions[doc.id] = read.names, read.actions
+            if doc.server not in seen:  # a server's own fields are the same on each of its tools
+                seen.add(doc.server)
+                own_words[doc.server], power_names[doc.server] = read.server_words, read.server_names
+            members.setdefault(doc.server, set()).add(doc.id)
+            touched.add(doc.server)
+            frequency.update(read.every)
+        power_words = dict(self.power_words)
+        power_tools = dict(self.power_tools)
+        changed_powers: dict[str, set[str]] = {}
+        for server in touched:
+            tools = members.get(server, set())
+            if not tools:  # a server with no tool left is no power of the terms
+                power_words.pop(server, None)
+                power_tools.pop(server, None)
+                members.pop(server, None)
+                own_words.pop(server, None)
+                power_names.pop(server, None)
+                continue
+            words = set(own_words[server]).union(*(tool_words[t] for t in tools))
+            power_words[server] = frozenset(words)
+            power_tools[server] = len(tools)
+            changed_powers[server] = words
+        matrix = self.words if self.words is not None else WordMatrix.build({}, {}, {})
+        return CatalogTerms(
             tool_words=tool_words,
             tool_original_words=original,
             tool_name_words=names,
             tool_actions=actions,
-            power_words={k: frozenset(v) for k, v in power_words.items()},
+            power_words=power_words,
             power_name_words=power_names,
-            document_frequency=dict(frequency),
-            words=WordMatrix.build(per_field, tool_words, power_words),
+            document_frequency={w: n for w, n in frequency.items() if n > 0},
+            words=extended(
+                matrix,
+                per_field,
+                {k: tool_words[k] for k in per_field},
+                changed_powers,
+                (gone, touched - power_words.keys()),
+            ),
             tool_name_tokens=name_tokens,
-            power_tools=dict(power_tools),
+            power_tools=power_tools,
+            power_members={k: frozenset(v) for k, v in members.items()},
+            power_own_words=own_words,
         )
 
     @property

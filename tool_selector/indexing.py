@@ -15,14 +15,14 @@ import logging
 import re
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
 import numpy as np
 from pydantic import BaseModel
 
 from tool_selector.catalog.store import CatalogStore
+from tool_selector.catalog_read import Catalog, read_catalog
 from tool_selector.embedding import Embedder
 from tool_selector.hashing import profile_hash, sha256_of
 from tool_selector.models import (
@@ -230,38 +230,24 @@ def build_server_document(
     )
 
 
-def build_documents(store: CatalogStore) -> tuple[list[ToolDocument], dict[str, str]]:
-    """Every cleared tool's document (held tools stay out of the index), and the text each one's vector
-    is made from (by document id)."""
-    return _tool_documents(_read_catalog(store))
+def build_documents(
+    store: CatalogStore, servers: Collection[str] | None = None
+) -> tuple[list[ToolDocument], dict[str, str]]:
+    """Every cleared tool's document (held tools stay out of the index), or those of ``servers`` only,
+    and the text each one's vector is made from (by document id)."""
+    return _tool_documents(read_catalog(store, servers))
 
 
-def build_server_documents(store: CatalogStore) -> tuple[list[ToolDocument], dict[str, str]]:
-    """One document per server, made from the server record and its cleared tools only (a held tool's
-    text never reaches the index), and the text each one's vector is made from (by server name)."""
-    return _server_documents(_read_catalog(store))
+def build_server_documents(
+    store: CatalogStore, servers: Collection[str] | None = None
+) -> tuple[list[ToolDocument], dict[str, str]]:
+    """One document per server (or per one of ``servers``), made from the server record and its cleared
+    tools only (a held tool's text never reaches the index), and the text each one's vector is made
+    from (by server name)."""
+    return _server_documents(read_catalog(store, servers))
 
 
-@dataclass(frozen=True)
-class _Catalog:
-    """What the documents are made from, read once."""
-
-    servers: dict[str, ServerRecord]
-    tools: list[ToolRecord]  # cleared only
-    enrichments: dict[str, ToolEnrichment]
-    profiles: dict[str, ServerProfile]
-
-
-def _read_catalog(store: CatalogStore) -> _Catalog:
-    return _Catalog(
-        servers={s.name: s for s in store.list_servers()},
-        tools=store.list_tools(cleared_only=True),
-        enrichments=store.get_enrichments(),
-        profiles=store.get_profiles(),
-    )
-
-
-def _tool_documents(catalog: _Catalog) -> tuple[list[ToolDocument], dict[str, str]]:
+def _tool_documents(catalog: Catalog) -> tuple[list[ToolDocument], dict[str, str]]:
     docs: list[ToolDocument] = []
     texts: dict[str, str] = {}
     for tool in catalog.tools:
@@ -272,7 +258,7 @@ def _tool_documents(catalog: _Catalog) -> tuple[list[ToolDocument], dict[str, st
     return docs, texts
 
 
-def _server_documents(catalog: _Catalog) -> tuple[list[ToolDocument], dict[str, str]]:
+def _server_documents(catalog: Catalog) -> tuple[list[ToolDocument], dict[str, str]]:
     by_server: dict[str, list[ToolRecord]] = defaultdict(list)
     for tool in catalog.tools:
         by_server[tool.server].append(tool)
@@ -293,21 +279,32 @@ def index_catalog(
     embedder: Embedder,
     *,
     rebuild: bool = False,
+    servers_changed: Collection[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> IndexSummary:
     """Bring the backend in line with the catalog store, tool and server documents alike; only changed
-    documents are embedded and written."""
+    documents are embedded and written. ``servers_changed`` (the servers a write touched) limits the
+    work to their documents: the rest of the index is taken as current."""
     started = time.perf_counter()
-    catalog = _read_catalog(store)
+    scope = None if rebuild or servers_changed is None else set(servers_changed)
+    catalog = read_catalog(store, scope)
     tools, tool_texts = _tool_documents(catalog)
     servers, server_texts = _server_documents(catalog)
     summary = IndexSummary(documents=len(tools), servers_indexed=len(servers))
     indexed = {} if rebuild else backend.ids()
     indexed_servers = {} if rebuild else backend.ids(target="servers")
+    if scope is not None:  # only the documents of the servers in scope are compared
+        indexed = {i: h for i, h in indexed.items() if i.rpartition("::")[0] in scope}
+        indexed_servers = {i: h for i, h in indexed_servers.items() if i in scope}
     changed = [d for d in tools if indexed.get(d.id) != d.text_hash]
     changed_servers = [d for d in servers if indexed_servers.get(d.id) != d.text_hash]
-    summary.unchanged = len(tools) - len(changed)
-    summary.servers_unchanged = len(servers) - len(changed_servers)
+    if scope is not None:  # the documents outside the changed servers are there and unchanged
+        outside = len(backend.ids()) - len(indexed)
+        outside_servers = len(backend.ids(target="servers")) - len(indexed_servers)
+        summary.documents += outside
+        summary.servers_indexed += outside_servers
+    summary.unchanged = summary.documents - len(changed)
+    summary.servers_unchanged = summary.servers_indexed - len(changed_servers)
     keys = [sha256_of([embedder.model_id, tool_texts[d.id]]) for d in changed]
     server_keys = [sha256_of([embedder.model_id, server_texts[d.id]]) for d in changed_servers]
     texts = {

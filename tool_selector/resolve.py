@@ -22,6 +22,8 @@ from tool_selector.models import (
     SearchHit,
     SearchMode,
     ToolCandidate,
+    trusted,
+    with_fields,
     with_score,
 )
 from tool_selector.rerank.features import Candidates, rank_features
@@ -85,14 +87,13 @@ def rank_powers(hits: Sequence[SearchHit], mode: SearchMode) -> list[PowerCandid
     for server, server_hits in by_server.items():
         scores = sorted((h.score for h in server_hits), reverse=True)
         score = scores[0] + (SUPPORT * scores[1] if len(scores) > 1 else 0.0)
-        powers.append(
-            PowerCandidate(
-                name=server,
-                score=round(score, 6),
-                match_type=_match_type(server_hits[0], mode),
-                tools=[h.id for h in server_hits],
-            )
-        )
+        fields = {
+            "name": server,
+            "score": round(score, 6),
+            "match_type": _match_type(server_hits[0], mode),
+            "tools": [h.id for h in server_hits],
+        }
+        powers.append(trusted(PowerCandidate, fields))
     powers.sort(key=lambda p: (-p.score, p.name))
     return powers
 
@@ -107,12 +108,11 @@ def merge_hits(batches: Sequence[Sequence[SearchHit]]) -> list[SearchHit]:
                 best[hit.id] = hit
                 continue
             cosines = [c for c in (seen.vector_score, hit.vector_score) if c is not None]
-            best[hit.id] = seen.model_copy(
-                update={
-                    "score": max(seen.score, hit.score),
-                    "keyword_score": max(seen.keyword_score, hit.keyword_score),
-                    "vector_score": max(cosines) if cosines else None,
-                }
+            best[hit.id] = with_fields(
+                seen,
+                score=max(seen.score, hit.score),
+                keyword_score=max(seen.keyword_score, hit.keyword_score),
+                vector_score=max(cosines) if cosines else None,
             )
     return sorted(best.values(), key=lambda h: (-h.score, h.id))
 
@@ -123,7 +123,7 @@ def boost_powers(powers: list[PowerCandidate], servers: Sequence[SearchHit]) -> 
         return powers
     server_score = {h.server: h.score for h in servers}
     boosted = [
-        p.model_copy(update={"score": round(p.score + SERVER_WEIGHT * server_score.get(p.name, 0.0), 6)})
+        with_fields(p, score=round(p.score + SERVER_WEIGHT * server_score.get(p.name, 0.0), 6))
         for p in powers
     ]
     return sorted(boosted, key=lambda p: (-p.score, p.name))

@@ -20,7 +20,10 @@ from pydantic_settings import BaseSettings, InitSettingsSource, PydanticBaseSett
 
 from tool_selector.errors import ConfigurationError
 from tool_selector.files import DEFAULT_MAX_FILE_BYTES, read_settings_toml
+from tool_selector.settings_groups import ApiSettings, TrustSettings
 from tool_selector.settings_weaviate import WeaviateSettings
+
+__all__ = ["ApiSettings", "Settings", "TrustSettings", "WeaviateSettings"]  # the groups live beside it
 
 DEFAULT_FIELD_BOOSTS: dict[str, float] = {
     # Tool and server fields; ratios measured on msc_bench_dev L1-4 (see README "Retrieval tuning").
@@ -131,46 +134,6 @@ class GatewaySettings(BaseModel):
     )
 
 
-class ApiSettings(BaseModel):
-    """The REST API process (``tool-selector api``)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    answer_cache_size: int = Field(
-        default=4096, ge=0, le=1_000_000, description="resolve answers remembered per index; 0 = no cache"
-    )
-    write_wait_s: float = Field(
-        default=30.0, gt=0, le=3600, description="how long a write waits for another write before a 409"
-    )
-    max_body_bytes: int = Field(
-        default=2**20, ge=1024, le=2**30, description="largest request body; a larger one is refused (413)"
-    )
-    max_import_bytes: int = Field(
-        default=50 * 2**20, ge=1024, le=2**31, description="largest body of POST /api/v1/catalog/import"
-    )
-
-
-class TrustSettings(BaseModel):
-    """Which tool definitions are trusted on first use and which wait for a person's approval."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    configured: Literal["tofu", "approve"] = Field(
-        default="tofu",
-        description="servers in the operator's configuration: tofu = pin each tool the first time its "
-        "server is seen, hold later changes; approve = hold every definition until approved "
-        "(a server's own `trust` entry in servers.json wins)",
-    )
-    registered: Literal["tofu", "approve"] = Field(
-        default="approve", description="servers and tools registered or changed through the REST API"
-    )
-    imported: Literal["tofu", "approve"] = Field(
-        default="approve",
-        description="catalog imports (`catalog import` without --approve, REST import jobs) and server "
-        "entries added by `servers import`",
-    )
-
-
 # group -> (its model, the flat name prefix of earlier versions)
 GROUPS: dict[str, tuple[type[BaseModel], str]] = {
     "weaviate": (WeaviateSettings, "weaviate_"),
@@ -250,10 +213,26 @@ class Settings(BaseSettings):
     embedding_model: Literal["all-MiniLM-L6-v2"] = Field(
         default="all-MiniLM-L6-v2", description="the embedder"
     )
-    embedding_engine: Literal["onnx", "torch"] = Field(
-        default="onnx", description="onnx = an ONNX export made once into cache_dir; torch = the checkpoint"
+    embedding_engine: Literal["onnx", "onnx-int8", "torch"] = Field(
+        default="onnx",
+        description="onnx = an ONNX export made once into cache_dir; onnx-int8 = that export quantized to "
+        "int8 (faster, other vectors: rebuild the index); torch = the checkpoint",
     )
     embedding_threads: int = Field(default=2, ge=1, le=64, description="threads of one embedding call")
+    query_batch_window_ms: float = Field(
+        default=2.0,
+        ge=0.0,
+        le=50.0,
+        description="under load, how long the query batcher waits for more concurrent queries to embed "
+        "together (0: embed each query on its own, no batcher)",
+    )
+    query_batch_max: int = Field(default=64, ge=1, le=1024, description="queries in one batched model call")
+    ann_min_documents: int = Field(
+        default=20_000,
+        ge=1,
+        description="embedded backend: from this many documents of a kind, vectors are searched "
+        "approximately (faiss IVF, exact cosines for what it returns); below it, exactly",
+    )
     alpha: float = Field(default=0.5, ge=0.0, le=1.0, description="0 = keyword only, 1 = vector only")
     field_boosts: dict[str, float] = Field(
         default_factory=lambda: dict(DEFAULT_FIELD_BOOSTS), description="keyword weight per document field"
@@ -298,6 +277,13 @@ class Settings(BaseSettings):
         default="auto", description="auto = claude when an Anthropic API key is set, offline otherwise"
     )
     profile_max_age_days: float = Field(default=7.0, gt=0, description="re-profile after this long")
+    write_lock_timeout_s: float = Field(
+        default=30.0,
+        ge=0,
+        le=3600,
+        description="how long a write (CLI, sync, REST, jobs) waits for another process's write to the "
+        "catalog and index before it fails naming the holder (<data_dir>/write.lock)",
+    )
 
     # -- the components, each passed whole to what it configures --
     weaviate: WeaviateSettings = Field(default_factory=WeaviateSettings, description="the Weaviate backend")
@@ -321,6 +307,10 @@ class Settings(BaseSettings):
     @property
     def sync_lock_path(self) -> Path:
         return self.data_dir / "sync.lock"
+
+    @property
+    def write_lock_path(self) -> Path:
+        return self.data_dir / "write.lock"
 
     @property
     def index_dir(self) -> Path:

@@ -47,6 +47,13 @@ def bench_scale_command(
     registrations: Annotated[
         int, typer.Option(min=0, help="Tool registrations timed per size (median; 0: none)")
     ] = 3,
+    embed_copies: Annotated[
+        bool,
+        typer.Option(
+            help="Embed every distractor copy too (default: a copy reuses its original's vectors, the "
+            "build time of embedding them all is estimated from the measured rate)"
+        ),
+    ] = False,
 ) -> None:
     """Measure catalogs of ~2k to 100k tools: build time, memory, disk, latency, recall, registration cost.
 
@@ -67,6 +74,7 @@ def bench_scale_command(
             queries=queries,
             timeout_s=timeout_s,
             registrations=registrations,
+            reuse_copy_vectors=not embed_copies,
             on_start=lambda catalog: typer.echo(
                 f"bench-scale {catalog.requested:,}: {catalog.describe()} Measuring it in a child process.",
                 err=True,

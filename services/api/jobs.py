@@ -1,8 +1,11 @@
-"""Background jobs (sync, import): one worker thread, state kept in the catalog store.
+"""Background jobs (sync, import): one worker thread per API process, state kept in the catalog store.
 
 A job's record is written when it is queued, when it starts and when it ends, so ``GET /jobs/{id}``
-answers from any process, and a job left running by a process that died is reported as interrupted
-at the next start.
+answers from any process. Each job names its owner (the process's pid, host and start time). A job
+left queued or running by a process that ended is reported interrupted: when an API process starts,
+and when the job is read. Jobs of API processes that still run (other workers on the same data
+folder) are theirs, never interrupted. Jobs of all processes run one at a time: each holds the data
+folder's writer lock.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from services.shared.container import Container
 from tool_selector.catalog import admin
 from tool_selector.catalog.admin import JobRecord
 from tool_selector.errors import ToolSelectorError
+from tool_selector.processes import current_process
 
 logger = logging.getLogger(__name__)
 
@@ -35,7 +39,7 @@ class JobRunner:
         self.container = container
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="job")
         self._futures: dict[str, Future[None]] = {}
-        admin.interrupt_unfinished_jobs(container.store)
+        admin.interrupt_orphaned_jobs(container.store)
 
     def submit(self, kind: str, actor: str, work: Callable[[], BaseModel]) -> JobRecord:
         job = JobRecord(
@@ -44,6 +48,7 @@ class JobRunner:
             state="queued",
             created_at=datetime.now(UTC),
             created_by=actor,
+            owner=current_process(),
         )
         admin.put_job(self.container.store, job)
         # the worker changes its own copy: the record returned stays the one stored (queued)
@@ -70,7 +75,11 @@ class JobRunner:
         admin.put_job(store, job)
 
     def get(self, job_id: str) -> JobRecord:
-        return admin.get_job(self.container.store, job_id)
+        job = admin.get_job(self.container.store, job_id)
+        if admin.orphaned(job):  # its process ended (another worker, or before a restart)
+            admin.interrupt_orphaned_jobs(self.container.store, job_id)
+            job = admin.get_job(self.container.store, job_id)
+        return job
 
     def wait(self, job_id: str, timeout: float | None = None) -> JobRecord:
         """Block until a job of this process ends (for the CLI and tests)."""

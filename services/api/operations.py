@@ -1,14 +1,15 @@
-"""The use cases behind the REST API, for one long-running process.
+"""The use cases behind the REST API, for one long-running process among any number on a data folder.
 
-Reads (resolve, search, status) run concurrently. Writes (registration, import, sync, re-profile)
-take one write lock, so two of them never interleave; a write waits for the lock up to
-``api.write_wait_s`` and then fails with LockedError (409) naming what holds it.
+Reads (resolve, search, status) run concurrently and take no lock. Writes (registration, import, sync,
+re-profile) hold the data folder's writer lock (tool_selector/writelock.py), shared with the other
+API processes, the CLI and the sync, so two of them never interleave; a write waits for it up to
+``api.write_wait_s`` (unset: ``write_lock_timeout_s``) and then fails with LockedError (409) naming
+the holder: its pid, command, what it does and since when.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -24,7 +25,6 @@ from services.write import importing, registry
 from services.write.sync import SyncSummary, last_sync, run_sync
 from tool_selector.catalog.admin import JobRecord
 from tool_selector.catalog.batch import ImportBatch
-from tool_selector.errors import LockedError
 from tool_selector.models import (
     Decision,
     DiscoveryStatus,
@@ -100,11 +100,7 @@ class Operations:
     def __init__(self, container: Container) -> None:
         self.container = container
         self.jobs = JobRunner(container)
-        self._write_lock = threading.Lock()
-        self._writer = ""
-        self.live = LiveResolver(
-            container, cache_size=container.settings.api.answer_cache_size, writing=self._write_lock.locked
-        )
+        self.live = LiveResolver(container, cache_size=container.settings.api.answer_cache_size)
 
     def close(self) -> None:
         self.jobs.close()
@@ -113,17 +109,10 @@ class Operations:
 
     @contextmanager
     def _writing(self, what: str) -> Iterator[None]:
-        if not self._write_lock.acquire(timeout=self.container.settings.api.write_wait_s):
-            raise LockedError(
-                f"Another write is in progress ({self._writer}).",
-                hint="Retry when it has finished; GET /api/v1/jobs/{id} shows a job's state.",
-            )
-        self._writer = what
         try:
-            yield
+            with self.container.writing(what, wait_s=self.container.settings.api.write_wait_s):
+                yield
         finally:
-            self._writer = ""
-            self._write_lock.release()
             self.live.expire()  # look for the new index at the next read
 
     def write(self, what: str, work: Callable[[], T]) -> T:

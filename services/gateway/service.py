@@ -44,6 +44,7 @@ logger = logging.getLogger(__name__)
 
 MAX_TOOL_NAME = 64  # what Claude's API accepts for a tool name: ^[a-zA-Z0-9_-]{1,64}$
 SUMMARY_CHARS = 240  # a power's description in a list of candidates; activate_power shows it all
+RESOLVE_THREADS = 4  # resolve_intent calls running at once; their query embeddings share model calls
 
 
 def namespaced(power: str, tool: str) -> str:
@@ -101,7 +102,9 @@ class GatewayService:
         self.live.service()  # refuses here, at start, when there is no current index
         self.hints = HintTracker(sink=self._record_session)
         self.on_tools_changed = on_tools_changed
-        self._limiter = anyio.CapacityLimiter(1)
+        self._limiter = anyio.CapacityLimiter(1)  # the catalog view is read and kept by one thread at a time
+        # resolves of concurrent callers (an HTTP gateway) overlap; their query embeddings are batched
+        self._resolving = anyio.CapacityLimiter(RESOLVE_THREADS)
         self._view: tuple[int, CatalogView] | None = None  # the live resolver's generation it was read at
         self.powers = PowerManager(
             configs or (lambda: load_servers(settings.servers_path).mcpServers),
@@ -123,7 +126,7 @@ class GatewayService:
 
     async def warm_up(self) -> None:
         """Load the embedding model in a worker thread so that the first resolve is fast."""
-        await anyio.to_thread.run_sync(self.live.decide, "warm up", limiter=self._limiter)
+        await anyio.to_thread.run_sync(self.live.decide, "warm up", limiter=self._resolving)
 
     async def _vet(self, name: str, config: ServerConfig, tools: list[types.Tool]) -> dict[str, str]:
         """The live tools checked against their pins (a worker thread: it reads and writes the catalog);
@@ -153,7 +156,7 @@ class GatewayService:
 
     async def resolve_intent(self, caller: Caller, query: str) -> dict[str, Any]:
         resolution, decision = await anyio.to_thread.run_sync(
-            self.live.resolve_and_route, query, limiter=self._limiter
+            self.live.resolve_and_route, query, limiter=self._resolving
         )
         steps = step_matches(resolution, decision)  # a multi-step request: one power per step
         answer = decision_json(decision, steps)

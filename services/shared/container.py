@@ -1,7 +1,8 @@
 """The composition root: the one place that builds components from the settings, each lazily and once.
 
-It owns the catalog store (one connection per thread) and its writer, the embedder, the search backend
-(with its field boosts), the calibration, the resolver and the enrichers (with their Claude client).
+It owns the catalog store (one connection per thread) and its writer, the writer lock of the data
+folder, the embedder, the search backend (with its field boosts), the calibration, the resolver and the
+enrichers (with their Claude client).
 Tests pass a ready component instead (``embedder=``, ``backend=``, ``calibration=``, ``enrichers=``).
 """
 
@@ -10,15 +11,17 @@ from __future__ import annotations
 import logging
 import threading
 import weakref
+from contextlib import AbstractContextManager
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
 
 from semantic_enrichment.base import Enrichers
+from tool_selector.batching import QueryBatcher
 from tool_selector.catalog.store import CatalogStore
 from tool_selector.catalog.writer import CatalogWriter
 from tool_selector.confidence import Calibration, load_calibration
-from tool_selector.embedding import Embedder, LazyEmbedder, MiniLMEmbedder
+from tool_selector.embedding import Embedder, LazyEmbedder, MiniLMEmbedder, model_id_for
 from tool_selector.errors import ConfigurationError
 from tool_selector.indexing import INDEX_LAYOUT
 from tool_selector.rerank.model import RankerModel, load_ranker
@@ -26,6 +29,7 @@ from tool_selector.resolve import Resolver
 from tool_selector.search.backend import SearchBackend
 from tool_selector.search.embedded import EmbeddedBackend
 from tool_selector.settings import Settings
+from tool_selector.writelock import WRITE_LOCK_FILE, WriteLock, write_lock_for
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +79,8 @@ class Container:
         self._stores_lock = threading.Lock()
         self._enrichers: dict[str, Enrichers] = {}
         self._enrichers_lock = threading.Lock()
+        # beside the catalog: it guards the catalog and the index made from it
+        self.write_lock: WriteLock = write_lock_for(self._db_path.with_name(WRITE_LOCK_FILE))
 
     def __enter__(self) -> Container:
         return self
@@ -103,6 +109,12 @@ class Container:
         """The only way to change servers and tools: every change is audited in its transaction."""
         return CatalogWriter(self.store)
 
+    def writing(self, what: str, *, wait_s: float | None = None) -> AbstractContextManager[None]:
+        """Hold the data folder's writer lock (tool_selector/writelock.py) around a change of the catalog
+        and the index; waits up to ``wait_s`` (default: ``write_lock_timeout_s``), then LockedError."""
+        wait = self.settings.write_lock_timeout_s if wait_s is None else wait_s
+        return self.write_lock.held(what, wait_s=wait)
+
     # -- search ----------------------------------------------------------------------------------
 
     @cached_property
@@ -110,11 +122,15 @@ class Container:
         if self._embedder is not None:
             return self._embedder
         s = self.settings
-        return LazyEmbedder(
+        lazy = LazyEmbedder(
             lambda: MiniLMEmbedder(s.cache_dir, engine=s.embedding_engine, threads=s.embedding_threads),
-            model_id=MiniLMEmbedder.model_id,
+            model_id=model_id_for(s.embedding_engine),
             dim=MiniLMEmbedder.dim,
         )
+        if s.query_batch_window_ms <= 0:
+            return lazy
+        # concurrent resolves (REST API, gateway) share model calls; a lone one goes straight through
+        return QueryBatcher(lazy, window_s=s.query_batch_window_ms / 1000, max_batch=s.query_batch_max)
 
     @cached_property
     def backend(self) -> SearchBackend:
@@ -122,7 +138,12 @@ class Container:
             return self._backend
         s = self.settings
         if s.backend == "embedded":
-            return EmbeddedBackend(self._index_dir, model_id=self.embedder.model_id, dim=self.embedder.dim)
+            return EmbeddedBackend(
+                self._index_dir,
+                model_id=self.embedder.model_id,
+                dim=self.embedder.dim,
+                ann_min=s.ann_min_documents,
+            )
         from tool_selector.search.weaviate_backend import WeaviateBackend  # weaviate loads only when used
 
         return WeaviateBackend(
@@ -212,6 +233,9 @@ class Container:
     def close(self) -> None:
         if "backend" in self.__dict__ and self._backend is None:
             self.backend.close()
+        embedder = self.__dict__.get("embedder")
+        if isinstance(embedder, QueryBatcher):
+            embedder.close()
         with self._enrichers_lock:
             built, self._enrichers = list(self._enrichers.values()), {}
         for enrichers in built:

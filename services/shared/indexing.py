@@ -1,9 +1,17 @@
 """The one owner of "is the index current?": it brings the search index in line with the catalog store
 and is the only code that marks the index current, which it does only when every write succeeded.
 
-The mark is the catalog hash the index was built from, kept in the catalog store under the
-container's ``index_key`` (one per backend and Weaviate collection). Readers compare it with the
-catalog's hash (``index_is_current``); a running process notices a new mark (services/shared/live.py).
+The mark is the number of the last catalog change the index was brought in line with (the store's
+change log, filled by triggers: tool_selector/catalog/schema.py), kept in the catalog store under the
+container's ``index_key`` + ``#seq`` (one per backend and Weaviate collection). The index is current
+when no change came after its mark; a refresh redoes only the servers changed after it, so a write
+costs what it changed. A running process notices a new mark (services/shared/live.py). A data folder
+from before the change log carries the catalog hash it was built from instead (``index_key``), read
+until the next refresh writes a number.
+
+Every refresh holds the data folder's writer lock and starts by loading what another process wrote
+meanwhile (``backend.refresh()``), so it writes its documents on top of the newest index generation,
+never on an older copy that would drop another writer's documents.
 """
 
 from __future__ import annotations
@@ -12,21 +20,62 @@ import logging
 from collections.abc import Callable
 
 from services.shared.container import Container
+from services.shared.writing import writes
 from tool_selector.errors import IndexDamagedError, IndexMissingError
-from tool_selector.indexing import IndexSummary, index_catalog
+from tool_selector.indexing import IndexSummary, build_documents, build_server_documents, index_catalog
 
 logger = logging.getLogger(__name__)
 
 
+SEQ_MARK = "#seq"
+
+
 def indexed_catalog_hash(container: Container) -> str | None:
-    """The catalog hash the configured index was last brought fully in line with."""
-    return container.store.get_meta(container.index_key)
+    """The mark of the configured index: the last catalog change it was brought in line with (or, in
+    a data folder from before the change log, the catalog hash it was built from)."""
+    store = container.store
+    seq = store.get_meta(container.index_key + SEQ_MARK)
+    return f"seq:{seq}" if seq is not None else store.get_meta(container.index_key)
+
+
+def _indexed_seq(container: Container) -> int | None:
+    value = container.store.get_meta(container.index_key + SEQ_MARK)
+    return int(value) if value is not None and value.isdigit() else None
+
+
+CHECK_MAX = 64  # changed servers compared document by document before an index is called stale
 
 
 def index_is_current(container: Container) -> bool:
-    return indexed_catalog_hash(container) == container.store.catalog_hash()
+    """No change came after the index's mark, or the few servers changed since hold the documents the
+    index has (a change such as a rejected quarantine entry alters nothing the index is made from)."""
+    store = container.store
+    seq = _indexed_seq(container)
+    if seq is None:
+        legacy = store.get_meta(container.index_key)
+        return legacy is not None and legacy == store.catalog_hash()
+    if seq == store.change_seq():
+        return True
+    changed = store.servers_changed_since(seq)
+    if changed is None or len(changed) > CHECK_MAX:
+        return False
+    return _same_documents(container, changed)
 
 
+def _same_documents(container: Container, servers: set[str]) -> bool:
+    backend = container.backend
+    for target, (docs, _) in (
+        ("tools", build_documents(container.store, servers)),
+        ("servers", build_server_documents(container.store, servers)),
+    ):
+        held = backend.ids(target=target)  # type: ignore[arg-type]
+        indexed = {i for i in held if (i.rpartition("::")[0] if target == "tools" else i) in servers}
+        if indexed != {d.id for d in docs} or any(held[d.id] != d.text_hash for d in docs):
+            return False
+    return True
+
+
+@writes("index refresh")
 def refresh_index(
     container: Container,
     *,
@@ -35,15 +84,17 @@ def refresh_index(
     only_if_stale: bool = False,
     progress: Callable[[int, int], None] | None = None,
 ) -> IndexSummary:
-    """Bring the index in line with the catalog (only changed documents are embedded) and mark it
-    current when every write succeeded; after a partial write it stays marked stale, so the next
-    refresh (or ``index build``) writes again.
+    """Bring the index in line with the catalog (only the documents of servers changed since the
+    index's mark are rebuilt, and only changed documents are embedded) and mark it current when every
+    write succeeded; after a partial write it stays marked stale, so the next refresh (or
+    ``index build``) writes again.
 
     ``rebuild`` rewrites every document; ``drop`` first empties the backend (a Weaviate collection is
     dropped and made anew); ``only_if_stale`` does nothing when the index is current and not empty.
     A damaged index is dropped and made anew from the catalog, which holds everything it is made from.
     """
     store = container.store
+    container.backend.refresh()  # another process may have written a newer generation
     damaged = not drop and _damaged(container)
     if only_if_stale and not damaged and index_is_current(container) and container.backend.count() > 0:
         servers, tools = store.counts()
@@ -52,17 +103,39 @@ def refresh_index(
         )
     if drop or damaged:
         container.backend.drop()
-    built_from = store.catalog_hash()  # taken first: a change made meanwhile leaves the index stale
+    built_from = store.change_seq()  # taken first: a change made meanwhile leaves the index stale
+    seq = _indexed_seq(container)
+    full = rebuild or drop or damaged or container.backend.count() == 0
+    scope = None if full or seq is None else store.servers_changed_since(seq)
     summary = index_catalog(
-        store, container.backend, container.embedder, rebuild=rebuild or drop or damaged, progress=progress
+        store,
+        container.backend,
+        container.embedder,
+        rebuild=rebuild or drop or damaged,
+        servers_changed=scope,
+        progress=progress,
     )
     if summary.errors:
         logger.warning(
             "the index is not marked current: %d document(s) failed to be written", len(summary.errors)
         )
     else:
-        store.set_meta(container.index_key, built_from)
+        store.set_meta(container.index_key + SEQ_MARK, str(built_from))
+        _prune(container)
     return summary
+
+
+PRUNE_LAG = 100_000  # changes kept past what every index caught up with: readers update by them
+
+
+def _prune(container: Container) -> None:
+    """Forget the changes every index of this data folder caught up with, but the last ``PRUNE_LAG``:
+    a running process (an API worker, the gateway) reads from them which servers changed since the
+    index it serves, instead of reading every tool again."""
+    store = container.store
+    marks = [int(v) for k, v in store.meta_items(SEQ_MARK) if v.isdigit()]
+    if marks and min(marks) > PRUNE_LAG:
+        store.prune_changes(min(marks) - PRUNE_LAG)
 
 
 def _damaged(container: Container) -> bool:
@@ -83,6 +156,7 @@ def _require_tools(container: Container) -> None:
         )
 
 
+@writes("index build")
 def build_index(
     container: Container, *, rebuild: bool = False, progress: Callable[[int, int], None] | None = None
 ) -> IndexSummary:
@@ -91,6 +165,7 @@ def build_index(
     return refresh_index(container, rebuild=rebuild, progress=progress)
 
 
+@writes("index rebuild")
 def rebuild_index(
     container: Container, *, progress: Callable[[int, int], None] | None = None
 ) -> IndexSummary:

@@ -3,8 +3,9 @@
 One owner, for both adapters, of "has a newer index been marked since we last looked?". At most
 every ``index_check_s`` seconds a read looks at the index's mark (one SQLite read). It does so in the
 caller's thread: the REST API calls from its thread pool and the gateway from a worker thread, never
-on the event loop. When another process (a nightly sync) or a write of this one marked a new index,
-the backend reloads, a new ``ResolveService`` is built and the answer cache empties.
+on the event loop. When another process (a nightly sync, another API worker) or a write of this one
+marked a new index, the backend reloads, a new ``ResolveService`` is built and the answer cache
+empties: in every process within ``index_check_s`` of the mark, at once in the process that wrote.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from tool_selector.errors import IndexDamagedError, IndexMissingError
 from tool_selector.models import Decision, Resolution, SearchMode
 
 logger = logging.getLogger(__name__)
+UPDATE_MIN, UPDATE_SHARE = 64, 0.05  # a new index is read by what changed when at most this many servers did
 
 Answer = tuple[Resolution, Decision]
 
@@ -30,8 +32,9 @@ Answer = tuple[Resolution, Decision]
 class LiveResolver:
     """A ``ResolveService`` kept in line with the index, and an optional answer cache.
 
-    ``writing`` says whether a write of this process is under way: the catalog is then ahead of the
-    index for a moment, and the resolver serves the index it has instead of refusing.
+    ``writing`` says whether a write is under way (by default: whether any process holds the data
+    folder's writer lock): the catalog is then ahead of the index for a moment, and the resolver
+    serves the index it has instead of refusing.
     """
 
     def __init__(
@@ -40,12 +43,12 @@ class LiveResolver:
         *,
         check_s: float | None = None,
         cache_size: int = 0,
-        writing: Callable[[], bool] = lambda: False,
+        writing: Callable[[], bool] | None = None,
     ) -> None:
         self.container = container
         self._check_s = container.settings.index_check_s if check_s is None else check_s
         self._cache_size = cache_size
-        self._writing = writing
+        self._writing = container.write_lock.busy if writing is None else writing
         self._service: ResolveService | None = None
         self._built_for: str | None = None  # the mark the service was built for (None: look again)
         self._checked_at = -math.inf
@@ -73,7 +76,7 @@ class LiveResolver:
         self.container.backend.refresh()
         writing = self._writing()
         try:
-            fresh = ResolveService(self.container, allow_stale=writing)
+            fresh = self._updated(mark, writing) or ResolveService(self.container, allow_stale=writing)
         except IndexDamagedError:
             # the backend now holds nothing to serve: forget the service, so that every read looks
             # again and picks up the repair (`index rebuild` keeps the mark, so the mark cannot tell)
@@ -94,6 +97,17 @@ class LiveResolver:
         self.generation += 1
         with self._answers_lock:
             self._answers.clear()
+
+    def _updated(self, mark: str | None, writing: bool) -> ResolveService | None:
+        """The service brought up to date with the servers changed since it was built, when the change
+        log still says which and they are few; None: build it anew."""
+        previous, built = self._service, self._built_for
+        if previous is None or built is None or not built.startswith("seq:") or mark is None:
+            return None
+        changed = self.container.store.servers_changed_since(int(built.removeprefix("seq:")))
+        if changed is None or len(changed) > max(UPDATE_MIN, UPDATE_SHARE * len(previous.powers)):
+            return None
+        return ResolveService.updated(previous, changed, allow_stale=writing)
 
     def expire(self) -> None:
         """Look for a new index at the next read (after a write of this process)."""

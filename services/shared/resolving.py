@@ -2,29 +2,38 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection
+
 from services.shared.container import Container
-from services.shared.indexing import indexed_catalog_hash
+from services.shared.indexing import index_is_current, indexed_catalog_hash
 from services.shared.steps import known_parts, step_matches, with_steps
-from tool_selector.errors import IndexMissingError
+from tool_selector.errors import IndexMissingError, NotFoundError
 from tool_selector.evidence import CatalogTerms
 from tool_selector.indexing import build_documents
-from tool_selector.models import Decision, Resolution, SearchMode, ToolSummary
+from tool_selector.models import Decision, Resolution, SearchMode, ServerRecord, ToolDocument, ToolSummary
 from tool_selector.routing import PowerInfo, route
 from tool_selector.trust.limits import cut
 from tool_selector.trust.shown import server_description
 
 
-def power_directory(container: Container) -> dict[str, PowerInfo]:
-    """Every power with its original description and tools, as the router may show them: descriptions
-    cut to the cap, a server description the scanner quarantines withheld (tool_selector/trust/shown.py)."""
+def power_directory(container: Container, servers: Collection[str] | None = None) -> dict[str, PowerInfo]:
+    """Every power (or those of ``servers`` that exist) with its original description and tools, as the
+    router may show them: descriptions cut to the cap, a server description the scanner quarantines
+    withheld (tool_selector/trust/shown.py)."""
     store = container.store
     tools_by_server: dict[str, list[ToolSummary]] = {}
-    for tool in store.list_tools(cleared_only=True):
+    records = store.list_servers() if servers is None else _existing(container, servers)
+    listed = (
+        store.list_tools(cleared_only=True)
+        if servers is None
+        else [t for r in records for t in store.list_tools(r.name, cleared_only=True)]
+    )
+    for tool in listed:
         tools_by_server.setdefault(tool.server, []).append(
             ToolSummary(name=tool.name, description=cut(tool.description), input_schema=tool.input_schema)
         )
     directory = {}
-    for server in store.list_servers():
+    for server in records:
         keywords = server.metadata.get("categories") or server.metadata.get("keywords") or []
         directory[server.name] = PowerInfo(
             name=server.name,
@@ -33,6 +42,38 @@ def power_directory(container: Container) -> dict[str, PowerInfo]:
             tools=tools_by_server.get(server.name, []),
         )
     return directory
+
+
+def _check_index(container: Container, *, allow_stale: bool) -> None:
+    if container.backend.count() == 0:
+        raise IndexMissingError(
+            "The search index is empty.",
+            hint="Run `tool-selector catalog import DIR` and `tool-selector index build` first.",
+        )
+    indexed = indexed_catalog_hash(container)
+    if not allow_stale and indexed is not None and not index_is_current(container):
+        raise IndexMissingError(
+            "The search index is older than the catalog (servers or tools changed since it was built).",
+            hint="Run `tool-selector index build` to bring it up to date.",
+        )
+
+
+def _existing(container: Container, names: Collection[str]) -> list[ServerRecord]:
+    records = []
+    for name in sorted(names):
+        try:
+            records.append(container.store.get_server(name))
+        except NotFoundError:
+            continue
+    return records
+
+
+def _indexed_documents(container: Container) -> list[ToolDocument]:
+    """The tool documents the index holds: the embedded backend keeps them in memory, so they are not
+    built and hashed again from the catalog (at 30k tools that took most of a reload); other backends
+    build them from the catalog, as the index was built."""
+    held: Callable[[], list[ToolDocument]] | None = getattr(container.backend, "documents", None)
+    return held() if held is not None else build_documents(container.store)[0]
 
 
 class ResolveService:
@@ -45,20 +86,26 @@ class ResolveService:
         """``allow_stale``: serve an index older than the catalog (a write in this process is bringing
         it up to date) instead of refusing."""
         self.container = container
-        if container.backend.count() == 0:
-            raise IndexMissingError(
-                "The search index is empty.",
-                hint="Run `tool-selector catalog import DIR` and `tool-selector index build` first.",
-            )
-        store = container.store
-        indexed = indexed_catalog_hash(container)
-        if not allow_stale and indexed is not None and indexed != store.catalog_hash():
-            raise IndexMissingError(
-                "The search index is older than the catalog (servers or tools changed since it was built).",
-                hint="Run `tool-selector index build` to bring it up to date.",
-            )
+        _check_index(container, allow_stale=allow_stale)
         self.powers = power_directory(container)
-        self.terms = CatalogTerms.from_documents(build_documents(store)[0])
+        self.terms = CatalogTerms.from_documents(_indexed_documents(container))
+
+    @classmethod
+    def updated(
+        cls, previous: ResolveService, changed: Collection[str], *, allow_stale: bool
+    ) -> ResolveService:
+        """``previous`` brought up to date with the servers ``changed`` since it was built (the catalog's
+        change log says which): their powers and words are read again, the rest is kept. What a full
+        build gives, at the cost of what changed."""
+        service = cls.__new__(cls)
+        service.container = container = previous.container
+        _check_index(container, allow_stale=allow_stale)
+        powers = {k: v for k, v in previous.powers.items() if k not in changed}
+        powers.update(power_directory(container, changed))
+        service.powers = powers
+        removed = [t for s in changed for t in previous.terms.power_members.get(s, ())]
+        service.terms = previous.terms.updated(build_documents(container.store, changed)[0], removed)
+        return service
 
     def resolve(
         self, query: str, *, mode: SearchMode = "hybrid", tools: int = 10, powers: int = 10

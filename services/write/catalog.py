@@ -7,6 +7,7 @@ from pathlib import Path
 
 from services.shared.container import Container
 from services.shared.policy import origin_mode
+from services.shared.writing import writes
 from tool_selector.catalog.files import read_catalog_dir
 from tool_selector.catalog.rows import ImportSummary
 from tool_selector.models import CreationMethod
@@ -15,6 +16,7 @@ from tool_selector.trust.limits import refuse_oversize
 logger = logging.getLogger(__name__)
 
 
+@writes("catalog import")
 def import_catalog_dir(
     container: Container, folder: Path, *, prune: bool = False, approve: bool = False, actor: str
 ) -> ImportSummary:
@@ -25,7 +27,9 @@ def import_catalog_dir(
     Definitions are held for approval under the ``trust.imported`` policy, unless ``approve``: the
     actor approves them now (what the scanner quarantines is held either way)."""
     servers, tools = read_catalog_dir(folder, limit_bytes=container.settings.max_file_bytes)
-    refuse_oversize(servers, tools)  # the caps of REST registration hold for files too
+    # the caps of REST registration hold for files too, but for the count: a folder on the operator's
+    # own disk may hold a whole organisation's catalog (100k tools: `tool-selector bench-scale`)
+    refuse_oversize(servers, tools, max_tools=None)
     return container.writer.import_catalog(
         servers,
         tools,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -23,6 +23,8 @@ from semantic_enrichment.cache import EnrichmentCache
 from semantic_enrichment.enrichment import EnrichOutcome, enrich_server_tools, enrichment_hash_of
 from semantic_enrichment.profiling import ProfileOutcome, compute_profile_hash, needs_profile, profile_server
 from services.shared.container import Container
+from services.shared.writing import writes
+from tool_selector.errors import NotFoundError
 from tool_selector.models import ServerProfile, ServerRecord, ToolRecord
 
 logger = logging.getLogger(__name__)
@@ -52,16 +54,39 @@ class _Work:
 
 
 def _plan(
-    container: Container, enrichers: Enrichers, now: datetime, max_age: timedelta, force: frozenset[str]
+    container: Container,
+    enrichers: Enrichers,
+    now: datetime,
+    max_age: timedelta,
+    force: frozenset[str],
+    servers: Collection[str] | None = None,
 ) -> list[_Work]:
+    """What to profile and enrich: the whole catalog, or only ``servers`` (those a write changed)."""
     store = container.store
     by_server: dict[str, list[ToolRecord]] = defaultdict(list)
-    for tool in store.list_tools(cleared_only=True):  # held text never reaches an enricher (Claude)
-        by_server[tool.server].append(tool)
-    profiles = store.get_profiles()
-    hashes = store.enrichment_hashes()
+    if servers is None:
+        records = store.list_servers()
+        for tool in store.list_tools(cleared_only=True):  # held text never reaches an enricher (Claude)
+            by_server[tool.server].append(tool)
+        profiles = store.get_profiles()
+        hashes = store.enrichment_hashes()
+    else:
+        records, profiles, hashes = [], {}, {}
+        for name in sorted(set(servers) | force):
+            try:
+                records.append(store.get_server(name))
+            except NotFoundError:
+                continue
+            by_server[name] = store.list_tools(name, cleared_only=True)
+            profile = store.get_profile(name)
+            if profile is not None:
+                profiles[name] = profile
+            for tool in by_server[name]:
+                enrichment = store.get_enrichment(tool.id)
+                if enrichment is not None:
+                    hashes[tool.id] = enrichment.enrichment_hash
     plan: list[_Work] = []
-    for server in store.list_servers():
+    for server in records:
         tools = by_server.get(server.name, [])
         work = _Work(server, tools, profiles.get(server.name), {t.id: hashes.get(t.id, "") for t in tools})
         profile_hash = compute_profile_hash(server, tools)
@@ -115,6 +140,7 @@ def _run_one(
     return profiled, enriched
 
 
+@writes("enrichment")
 def enrich_catalog(
     container: Container,
     enrichers: Enrichers | None,
@@ -122,9 +148,11 @@ def enrich_catalog(
     progress: Callable[[int, int], None] | None = None,
     concurrency: int = 1,
     force: frozenset[str] = frozenset(),
+    servers: Collection[str] | None = None,
 ) -> EnrichSummary:
     """Profile and enrich what changed in the catalog; ``None`` removes all enrichment instead.
-    Servers named in ``force`` are re-profiled (past the cache) and their tools re-enriched."""
+    Servers named in ``force`` are re-profiled (past the cache) and their tools re-enriched.
+    ``servers`` (the servers a write changed) limits the work to them."""
     started = time.perf_counter()
     store = container.store
     if enrichers is None:
@@ -134,8 +162,8 @@ def enrich_catalog(
     summary = EnrichSummary(enricher=enrichers.kind)
     now = datetime.now(UTC)
     max_age = timedelta(days=container.settings.profile_max_age_days)
-    plan = _plan(container, enrichers, now, max_age, force)
-    _, total_tools = store.counts()
+    plan = _plan(container, enrichers, now, max_age, force, servers)
+    total_tools = sum(len(w.tools) for w in plan) if servers is not None else store.counts()[1]
     calls_before = enrichers.llm_calls()
     with EnrichmentCache(container.settings.enrichment_cache_dir) as cache:
         done = 0
@@ -150,7 +178,8 @@ def enrich_catalog(
                 if progress is not None:
                     progress(done, len(plan))
     summary.tools_unchanged = total_tools - summary.tools_enriched - summary.fallbacks
-    summary.profiles_unchanged = len(store.list_servers()) - summary.servers_profiled
+    known = len(set(servers) | force) if servers is not None else store.counts()[0]
+    summary.profiles_unchanged = known - summary.servers_profiled
     summary.llm_calls = enrichers.llm_calls() - calls_before
     summary.seconds = round(time.perf_counter() - started, 3)
     logger.info("enriched: %s", summary.model_dump())

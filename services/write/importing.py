@@ -14,13 +14,15 @@ on with ``tool-selector servers enable NAME``.
 from __future__ import annotations
 
 import logging
+from contextlib import AbstractContextManager, nullcontext
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from services.shared.container import Container
 from services.shared.policy import origin_mode
-from services.write.registry import DuplicateFinder, MatchingMode, MatchScope, refresh
+from services.shared.writing import writes
+from services.write.registry import BatchMatches, DuplicateFinder, MatchingMode, MatchScope, refresh
 from tool_selector.catalog.batch import ImportBatch
 from tool_selector.errors import CatalogFileError, NotFoundError
 from tool_selector.hashing import sha256_of
@@ -84,12 +86,15 @@ def _tool(
     container: Container,
     spec: ToolSpec,
     mode: MatchingMode,
-    scope: MatchScope,
-    finder: DuplicateFinder,
+    matches: BatchMatches | None,
+    index: int,
     actor: str,
     result: ImportResult,
 ) -> None:
+    """One tool of the batch; ``matches`` (None in force_create) decides near-duplicates, and sees the
+    tools this batch has written so far through its finder's ``writing``."""
     store = container.store
+    finder = matches.finder if matches is not None else None
     try:
         existing = store.get_tool(spec.id)
     except NotFoundError:
@@ -98,20 +103,21 @@ def _tool(
         if existing.definition_hash() == spec.definition_hash():
             _count(result, ImportItem(kind="tool", id=spec.id, outcome="matched", matched_to=spec.id))
             return
-        container.writer.update_tool(
-            spec.id,
-            description=spec.description,
-            input_schema=spec.input_schema,
-            annotations=spec.annotations,
-            output_schema=spec.output_schema,
-            actor=actor,
-            trust=origin_mode(container.settings, "imported"),
-            found_by="import",
-        )
+        with _writing(finder, spec):
+            container.writer.update_tool(
+                spec.id,
+                description=spec.description,
+                input_schema=spec.input_schema,
+                annotations=spec.annotations,
+                output_schema=spec.output_schema,
+                actor=actor,
+                trust=origin_mode(container.settings, "imported"),
+                found_by="import",
+            )
         _count(result, ImportItem(kind="tool", id=spec.id, outcome="updated"))
         return
-    if mode != "force_create":
-        match = finder.best(spec, scope)
+    if matches is not None:
+        match = matches.best(index)
         if match is not None:
             item = ImportItem(
                 kind="tool",
@@ -125,10 +131,18 @@ def _tool(
         if mode == "match_only":
             _count(result, ImportItem(kind="tool", id=spec.id, outcome="skipped", reason="no match"))
             return
-    container.writer.create_tool(
-        spec, method=CreationMethod.IMPORTED, actor=actor, trust=origin_mode(container.settings, "imported")
-    )
+    with _writing(finder, spec):
+        container.writer.create_tool(
+            spec,
+            method=CreationMethod.IMPORTED,
+            actor=actor,
+            trust=origin_mode(container.settings, "imported"),
+        )
     _count(result, ImportItem(kind="tool", id=spec.id, outcome="created"))
+
+
+def _writing(finder: DuplicateFinder | None, spec: ToolSpec) -> AbstractContextManager[None]:
+    return nullcontext() if finder is None else finder.writing(spec.server, spec.id)
 
 
 def _configs(container: Container, batch: ImportBatch, result: ImportResult) -> ServersFile | None:
@@ -152,6 +166,7 @@ def _configs(container: Container, batch: ImportBatch, result: ImportResult) -> 
     return servers if changed else None
 
 
+@writes("batch import")
 def import_batch(
     container: Container,
     batch: ImportBatch,
@@ -162,7 +177,6 @@ def import_batch(
 ) -> ImportResult:
     """Apply a parsed batch in one transaction; raises (and stores nothing) on the first failure."""
     result = ImportResult(format=batch.format, matching_mode=mode)
-    finder = DuplicateFinder(container)
     if batch.server_configs:
         servers_file = _configs(container, batch, result)
         if servers_file is not None:
@@ -180,15 +194,16 @@ def import_batch(
             "`tool-selector servers enable NAME`, then run `tool-selector sync`."
         )
         return result
-    if mode != "force_create":
-        finder.warm(batch.tools, scope)  # embed outside the transaction (see DuplicateFinder.warm)
+    matches = None
+    if mode != "force_create":  # embed, read and multiply outside the transaction (see match_batch)
+        matches = DuplicateFinder(container).match_batch(batch.tools, scope)
     writer = container.writer
     with writer.batch():
         for server in batch.servers:
             _server(container, server, actor, result)
         for index, tool in enumerate(batch.tools):
             try:
-                _tool(container, tool, mode, scope, finder, actor, result)
+                _tool(container, tool, mode, matches, index, actor, result)
             except NotFoundError as exc:
                 raise CatalogFileError(
                     f"Tool {tool.id!r} (item {index}) names server {tool.server!r}, which is neither in this "
@@ -203,5 +218,5 @@ def import_batch(
             after_hash=container.store.catalog_hash(),
             **result.counts.model_dump(),
         )
-    refresh(container)
+    refresh(container, servers={s.name for s in batch.servers} | {t.server for t in batch.tools})
     return result

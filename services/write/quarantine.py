@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field, ValidationError
 from services.shared.container import Container
 from services.shared.indexing import refresh_index
 from services.shared.policy import configured_mode
+from services.shared.writing import writes
 from services.write.discovery import tool_spec
 from services.write.registry import refresh
 from tool_selector.errors import LockedError, QuarantinedError
@@ -63,13 +64,15 @@ def show_entry(container: Container, entry_id: str) -> QuarantineDetail:
     return QuarantineDetail(entry=entry, diff=diff, next=step)
 
 
+@writes("quarantine approval")
 def approve_entry(container: Container, entry_id: str, *, actor: str, note: str = "") -> Decided:
     """Pin the held definition and bring the index in line (the tool becomes searchable and callable)."""
     entry = container.writer.approve(entry_id, actor=actor, note=note)
-    indexed = refresh(container)
+    indexed = refresh(container, servers={entry.server})
     return Decided(entry=entry, index={"written": indexed.written, "removed": indexed.removed})
 
 
+@writes("quarantine rejection")
 def reject_entry(container: Container, entry_id: str, *, actor: str, note: str = "") -> Decided:
     """Refuse the held definition: the tool stays held while its server serves it."""
     return Decided(entry=container.writer.reject(entry_id, actor=actor, note=note))
@@ -122,14 +125,13 @@ def vet_live_tools(
 
 
 def refresh_after_hold(container: Container) -> None:
-    """Take tools held at activation out of the index now, unless a sync runs (it will)."""
-    from services.write.sync import sync_lock
-
+    """Take tools held at activation out of the index now, unless another write is under way: it does
+    not wait for it (an activation must not), and the index stays marked stale until the next write."""
     try:
-        with sync_lock(container.settings.sync_lock_path):
+        with container.writing("index refresh after tools were held at activation", wait_s=0):
             refresh_index(container, only_if_stale=True)
     except LockedError:
-        logger.info("a sync is running; it brings the index in line with the held tools")
+        logger.info("another write is under way; the index is brought in line with the held tools next")
 
 
 def refuse_held(server: str, tool: str, message: str) -> QuarantinedError:

@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 
 from services.shared.container import Container
 from services.shared.indexing import refresh_index
+from services.shared.writing import writes
 from tool_selector.errors import InvalidInputError
 from tool_selector.hashing import sha256_of
 from tool_selector.servers_config import (
@@ -39,6 +40,7 @@ class ServerRow(BaseModel):
     error: str = ""
 
 
+@writes("server configuration change")
 def add_server(
     container: Container, name: str, config: ServerConfig, *, replace: bool = False, actor: str
 ) -> ServerConfig:
@@ -104,6 +106,7 @@ class RemoveSummary(BaseModel):
     index_documents_removed: int = 0
 
 
+@writes("server removal")
 def remove_server(container: Container, name: str, *, actor: str) -> RemoveSummary:
     """Remove a server from the configuration, and its tools from the catalog and the index."""
     path = container.settings.servers_path
@@ -127,6 +130,7 @@ class ImportServersSummary(BaseModel):
     skipped: dict[str, str] = Field(default_factory=dict, description="name -> why")
 
 
+@writes("server configuration import")
 def import_servers(
     container: Container, source: Path, *, replace: bool = False, trust: bool = False, actor: str
 ) -> ImportServersSummary:
@@ -160,6 +164,7 @@ def import_servers(
     return summary
 
 
+@writes("server configuration change")
 def set_enabled(container: Container, name: str, enabled: bool, *, actor: str) -> bool:
     """Switch a configured server on or off; returns whether it changed. Audited."""
     path = container.settings.servers_path

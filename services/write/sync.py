@@ -3,6 +3,7 @@
 Incremental at every stage: unchanged servers keep their tools, unchanged profiles and enrichments
 are not made again, unchanged documents are not re-embedded. A server that fails discovery keeps
 its last known tools, marked stale, and the summary says why. Two syncs never overlap (a lock file),
+its writes hold the data folder's writer lock (other writers wait for them; discovery runs outside it),
 and every write is one transaction or an atomic swap, so a sync killed at any moment leaves the last
 good state and the next run finishes the work.
 """
@@ -30,6 +31,7 @@ from tool_selector.errors import LockedError
 from tool_selector.indexing import IndexSummary
 from tool_selector.models import CreationMethod, DiscoveryState, DiscoveryStatus
 from tool_selector.servers_config import ServerConfig, load_servers
+from tool_selector.settings import Settings
 
 logger = logging.getLogger(__name__)
 
@@ -172,7 +174,12 @@ def run_sync(
     enricher: str | None = None,
 ) -> SyncSummary:
     """Discover, profile, enrich and index; see the module docstring. Raises LockedError when
-    another sync runs; everything else that fails is reported in the summary (``ok`` false)."""
+    another sync runs, or when another writer holds the writer lock past ``write_lock_timeout_s``;
+    everything else that fails is reported in the summary (``ok`` false).
+
+    Discovery runs outside the writer lock (it only talks to the servers); applying what it found,
+    enriching and indexing run under it, so a registration or an import of another process waits for
+    them instead of interleaving."""
     settings = container.settings
     summary = SyncSummary()
     started = time.perf_counter()
@@ -180,53 +187,12 @@ def run_sync(
         phase = time.perf_counter()
         configs = {n: c for n, c in load_servers(settings.servers_path).mcpServers.items() if c.enabled}
         summary.servers_configured = len(configs)
-        found: list[DiscoveredServer] = []
-        if configs:
-            done = 0
-
-            def on_done(_: DiscoveredServer) -> None:
-                nonlocal done
-                done += 1
-                if progress is not None:
-                    progress("discover", done, len(configs))
-
-            found = discover_servers(
-                configs,
-                concurrency=settings.discovery_concurrency,
-                timeout_s=settings.discovery_timeout_s,
-                environ=dict(os.environ if environ is None else environ),
-                on_done=on_done,
-            )
-        _apply_discovery(container, found, summary, configs)
-        _remove_unconfigured(container, set(configs), summary)
-        summary.seconds["discover"] = round(time.perf_counter() - phase, 3)
-
-        phase = time.perf_counter()
-        enrichers = container.enrichers(enricher)
-        enriched = enrich_catalog(
-            container,
-            enrichers,
-            progress=(lambda d, t: progress("enrich", d, t)) if progress is not None else None,
-            concurrency=settings.claude.concurrency
-            if enrichers is not None and enrichers.kind == "claude"
-            else 1,
-        )
-        summary.enricher = enriched.enricher
-        summary.servers_profiled = enriched.servers_profiled
-        summary.tools_enriched = enriched.tools_enriched
-        summary.llm_calls = enriched.llm_calls
-        summary.cache_hits = enriched.cache_hits
-        summary.enrichment_fallbacks = enriched.fallbacks
-        summary.enrichment_errors = enriched.errors
-        summary.seconds["enrich"] = round(time.perf_counter() - phase, 3)
-
-        phase = time.perf_counter()
-        indexed = _index(container, progress)
-        summary.documents_embedded = indexed.embedded
-        summary.documents_written = indexed.written
-        summary.documents_removed = indexed.removed
-        summary.index_errors = indexed.errors
-        summary.seconds["index"] = round(time.perf_counter() - phase, 3)
+        found = _discover(configs, settings, environ, progress)
+        with container.writing("sync"):
+            _apply_discovery(container, found, summary, configs)
+            _remove_unconfigured(container, set(configs), summary)
+            summary.seconds["discover"] = round(time.perf_counter() - phase, 3)
+            _enrich_and_index(container, summary, progress, enricher)
     summary.quarantined = sorted(container.store.held_tool_ids())[:QUARANTINE_LISTED]
     summary.ok = not (summary.failed or summary.enrichment_errors or summary.index_errors)
     summary.seconds["total"] = round(time.perf_counter() - started, 3)
@@ -234,6 +200,62 @@ def run_sync(
     container.store.set_meta("last_sync_at", datetime.now(UTC).isoformat())
     logger.info("sync: %s", summary.model_dump())
     return summary
+
+
+def _discover(
+    configs: Mapping[str, ServerConfig],
+    settings: Settings,
+    environ: Mapping[str, str] | None,
+    progress: Progress | None,
+) -> list[DiscoveredServer]:
+    if not configs:
+        return []
+    done = 0
+
+    def on_done(_: DiscoveredServer) -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress("discover", done, len(configs))
+
+    return discover_servers(
+        configs,
+        concurrency=settings.discovery_concurrency,
+        timeout_s=settings.discovery_timeout_s,
+        environ=dict(os.environ if environ is None else environ),
+        on_done=on_done,
+    )
+
+
+def _enrich_and_index(
+    container: Container, summary: SyncSummary, progress: Progress | None, enricher: str | None
+) -> None:
+    phase = time.perf_counter()
+    enrichers = container.enrichers(enricher)
+    enriched = enrich_catalog(
+        container,
+        enrichers,
+        progress=(lambda d, t: progress("enrich", d, t)) if progress is not None else None,
+        concurrency=container.settings.claude.concurrency
+        if enrichers is not None and enrichers.kind == "claude"
+        else 1,
+    )
+    summary.enricher = enriched.enricher
+    summary.servers_profiled = enriched.servers_profiled
+    summary.tools_enriched = enriched.tools_enriched
+    summary.llm_calls = enriched.llm_calls
+    summary.cache_hits = enriched.cache_hits
+    summary.enrichment_fallbacks = enriched.fallbacks
+    summary.enrichment_errors = enriched.errors
+    summary.seconds["enrich"] = round(time.perf_counter() - phase, 3)
+
+    phase = time.perf_counter()
+    indexed = _index(container, progress)
+    summary.documents_embedded = indexed.embedded
+    summary.documents_written = indexed.written
+    summary.documents_removed = indexed.removed
+    summary.index_errors = indexed.errors
+    summary.seconds["index"] = round(time.perf_counter() - phase, 3)
 
 
 def _index(container: Container, progress: Progress | None) -> IndexSummary:

@@ -6,13 +6,9 @@ from __future__ import annotations
 import getpass
 import json
 import os
-import re
-import select
 import shutil
 import signal
 import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -22,12 +18,13 @@ from typer.testing import CliRunner, Result
 
 from routes.cli import app
 from services.shared.container import Container
+from services.shared.indexing import index_is_current
+from tests.support.api_process import CLI, listening_url
 from tool_selector.catalog import admin
 from tool_selector.catalog.admin import AuditRecord
 from tool_selector.servers_config import ServerConfig, ServersFile, load_servers, save_servers
 from tool_selector.settings import Settings
 
-CLI = Path(sys.executable).parent / "tool-selector"
 LOCAL_USER = f"cli:{getpass.getuser()}"
 
 
@@ -60,22 +57,6 @@ def catalog_content(data: Path) -> dict[str, str]:
 
 
 # --------------------------------------------------------------------------- tool-selector api
-
-
-def listening_url(process: subprocess.Popen[bytes], timeout: float = 60.0) -> str:
-    """The URL uvicorn logs once it listens (an event on the process's stderr, read with a deadline)."""
-    assert process.stderr is not None
-    deadline, seen = time.monotonic() + timeout, b""
-    while (left := deadline - time.monotonic()) > 0:
-        ready, _, _ = select.select([process.stderr], [], [], left)
-        chunk = os.read(process.stderr.fileno(), 65536) if ready else b""
-        if ready and not chunk:
-            break  # the process closed stderr: it ended
-        seen += chunk
-        found = re.search(rb"Uvicorn running on (http://[\d.]+:\d+)", seen)
-        if found:
-            return found.group(1).decode()
-    raise AssertionError(f"the API did not start within {timeout} s:\n{seen.decode(errors='replace')}")
 
 
 def test_the_api_command_serves_docs_openapi_and_health_and_stops_on_sigterm(
@@ -150,7 +131,7 @@ def test_catalog_register_imports_a_csv_prints_its_counts_and_audits_the_local_u
         ("tool.create", "tool:notes-app::create_note"),
     } <= actions
     with Container(Settings(data_dir=data_dir)) as container:
-        assert container.store.get_meta(container.index_key) == container.store.catalog_hash()
+        assert index_is_current(container)
 
     again = printed(invoke("catalog", "register", str(batch)))
     assert again["counts"]["created"] == 0 and again["counts"]["matched"] == 3

@@ -36,6 +36,7 @@ async def test_resolve_intent_on_an_index_damaged_meanwhile_says_the_operator_mu
             grown = write_catalog(tmp_path / "grown", {**TOOLS, "files": [*TOOLS["files"], "move_file"]})
             import_catalog_dir(other, grown, approve=True, actor="test")
             refresh_index(other)
+            other.backend.compact()  # a new full generation (a write alone adds a delta on the old one)
             hit = damage(data / "index", "garbage meta.json")  # ...whose new index is then damaged
 
             refused = await client.call_tool("resolve_intent", QUERY)

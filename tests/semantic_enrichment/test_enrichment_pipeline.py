@@ -14,6 +14,7 @@ from semantic_enrichment.cache import EnrichmentCache, cache_key
 from semantic_enrichment.enrichment import enrich_server_tools, schema_action_entities, tool_entity
 from semantic_enrichment.profiling import compute_profile_hash, needs_profile, profile_server
 from tests.support.db import count_rows
+from tool_selector.catalog.schema import SCHEMA_VERSION
 from tool_selector.catalog.store import CatalogStore
 from tool_selector.catalog.writer import CatalogWriter
 from tool_selector.errors import LLMError
@@ -237,7 +238,7 @@ def test_a_version_1_catalog_file_upgrades_in_place_and_keeps_its_rows(tmp_path:
     db.close()
     with CatalogStore(path) as store:
         assert store.counts() == (1, 2)
-        assert store.get_meta("schema_version") == "5"
+        assert store.get_meta("schema_version") == str(SCHEMA_VERSION)
         assert store.held_tool_ids() == set()  # the tools stored before pinning are pinned as they are
         assert {p.how for p in store.pins("tracker").values()} == {"upgrade"}
         assert store.get_enrichments() == {}

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from routes.cli import app
 from services.shared.container import Container
+from services.shared.indexing import index_is_current
 from services.shared.resolving import ResolveService
 from services.write.catalog import import_catalog_dir
 from services.write.sync import run_sync, sync_lock
@@ -203,7 +204,7 @@ def test_a_sync_killed_at_any_moment_is_finished_by_the_next_run(tmp_path: Path,
     assert proc.returncode == -signal.SIGKILL
     settings = Settings(data_dir=tmp_path / "data", cache_dir=real_model)
     with Container(settings) as container:
-        assert container.store.get_meta(container.index_key) != container.store.catalog_hash()
+        assert not index_is_current(container)
     finished = subprocess.run([*cli, "sync"], env=env, capture_output=True, text=True, check=False)
     assert finished.returncode == 0, finished.stderr
     settings = Settings(data_dir=tmp_path / "data", cache_dir=real_model)
@@ -212,5 +213,5 @@ def test_a_sync_killed_at_any_moment_is_finished_by_the_next_run(tmp_path: Path,
         assert len(container.store.get_enrichments()) == tools
         assert len(container.store.get_profiles()) == servers
         assert container.backend.count() == tools
-        assert container.store.get_meta(container.index_key) == container.store.catalog_hash()
+        assert index_is_current(container)
     shutil.rmtree(tmp_path / "data")

@@ -20,6 +20,7 @@ from services.shared.auth import create_key
 from services.shared.container import Container
 from services.shared.indexing import build_index
 from services.write.catalog import import_catalog_dir
+from services.write.enriching import enrich_catalog
 from tests.support.paths import GATEWAY_DEMO
 from tests.support.uvicorn_thread import serving
 from tool_selector.catalog.admin import ROLE_SCOPES, SCOPES
@@ -46,10 +47,12 @@ class RunningApi:
 
 
 def make_template(directory: Path, settings: Settings, embedder: Embedder) -> Path:
-    """The gateway-demo catalog imported and indexed once; tests copy it."""
+    """The gateway-demo catalog imported, enriched (offline) and indexed once, as a sync leaves a data
+    folder; tests copy it. (A registration enriches only its own server.)"""
     data = directory / "data"
     with Container(settings.model_copy(update={"data_dir": data}), embedder=embedder) as container:
         import_catalog_dir(container, GATEWAY_DEMO, approve=True, actor="test")
+        enrich_catalog(container, container.enrichers("offline"))
         build_index(container)
     return data
 

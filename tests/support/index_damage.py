@@ -11,15 +11,23 @@ from services.shared.indexing import build_index
 from services.write.catalog import import_catalog_dir
 from tests.support.catalogs import write_catalog
 from tool_selector.embedding import HashingEmbedder, MiniLMEmbedder
+from tool_selector.search.embedded_files import parse_pointer
 from tool_selector.settings import Settings
 
 DAMAGES = ("truncated vectors.npy", "truncated docs.jsonl", "garbage meta.json", "empty CURRENT")
 
 
+def current_generation(index_dir: Path) -> Path:
+    """The base generation folder CURRENT names (it may count deltas on top: ``gen-<id>+<n>``)."""
+    pointer = (index_dir / "CURRENT").read_text(encoding="utf-8").strip()
+    return index_dir / parse_pointer(index_dir, pointer)[0]
+
+
 def damage(index_dir: Path, kind: str) -> Path:
-    """Damage the index in ``index_dir`` (a folder with CURRENT) in the way ``kind`` names."""
+    """Damage the index in ``index_dir`` (a folder with CURRENT) in the way ``kind`` names: the files of
+    its base generation, or CURRENT itself."""
     pointer = index_dir / "CURRENT"
-    generation = index_dir / pointer.read_text(encoding="utf-8").strip()
+    generation = current_generation(index_dir)
     if kind == "empty CURRENT":
         pointer.write_bytes(b"")
         return pointer

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field
 
 from tool_selector.errors import NotFoundError
+from tool_selector.processes import ProcessRef, is_running
 
 if TYPE_CHECKING:  # the store's modules write audit records through this one
     from tool_selector.catalog.store import CatalogStore
@@ -85,6 +86,12 @@ class JobRecord(BaseModel):
     finished_at: datetime | None = None
     result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
+    owner: ProcessRef | None = Field(
+        default=None,
+        exclude=True,  # stored, not shown: a pid and a host name are nothing an API client needs
+        description="the API process that runs the job; a job whose owner ended before it finished is "
+        "reported interrupted",
+    )
 
 
 # -- API keys ----------------------------------------------------------------------------------------
@@ -266,7 +273,9 @@ def read_audit(
 
 
 def put_job(store: CatalogStore, job: JobRecord) -> None:
-    data = job.model_dump_json(include={"started_at", "finished_at", "result", "error"})
+    fields = job.model_dump(mode="json", include={"started_at", "finished_at", "result", "error"})
+    fields["owner"] = None if job.owner is None else job.owner.model_dump(mode="json")
+    data = json.dumps(fields)
     with store._transaction() as db:
         db.execute(
             "INSERT OR REPLACE INTO jobs(id, kind, state, created_at, created_by, data) "
@@ -290,16 +299,37 @@ def get_job(store: CatalogStore, job_id: str) -> JobRecord:
     return _job(row)
 
 
-def interrupt_unfinished_jobs(store: CatalogStore) -> int:
-    """Mark jobs left queued or running by a process that died as interrupted; returns how many."""
-    rows = store._db.execute("SELECT * FROM jobs WHERE state IN ('queued', 'running')").fetchall()
-    for row in rows:
-        job = _job(row)
-        job.state = "interrupted"
-        job.finished_at = _now()
-        job.error = {
-            "code": "interrupted",
-            "message": "The server stopped before this job finished; nothing of a failed batch was kept.",
-        }
-        put_job(store, job)
-    return len(rows)
+def orphaned(job: JobRecord) -> bool:
+    """A job queued or running whose process has ended (or that names none: made before jobs had
+    owners). A job of a process on another host is never taken for orphaned: it cannot be checked."""
+    if job.state not in ("queued", "running"):
+        return False
+    return job.owner is None or is_running(job.owner) is False
+
+
+def interrupt_orphaned_jobs(store: CatalogStore, job_id: str | None = None) -> int:
+    """Mark jobs left queued or running by a process that ended as interrupted (all of them, or the one
+    ``job_id`` names); jobs of processes that still run are left to them. Returns how many.
+
+    Each job is read again inside the write transaction, so a job its owner finished just before it
+    ended is never overwritten."""
+    query = "SELECT * FROM jobs WHERE state IN ('queued', 'running')"
+    found = store._db.execute(*((query + " AND id=?", (job_id,)) if job_id else (query,))).fetchall()
+    count = 0
+    for candidate in found:
+        if not orphaned(_job(candidate)):
+            continue
+        with store._transaction() as db:
+            row = db.execute("SELECT * FROM jobs WHERE id=?", (candidate["id"],)).fetchone()
+            job = None if row is None else _job(row)
+            if job is None or not orphaned(job):
+                continue
+            job.state = "interrupted"
+            job.finished_at = _now()
+            job.error = {
+                "code": "interrupted",
+                "message": "The server stopped before this job finished; nothing of a failed batch was kept.",
+            }
+            put_job(store, job)  # joins this transaction
+            count += 1
+    return count

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 import uuid
 from contextlib import closing
 from pathlib import Path
@@ -41,8 +42,7 @@ def prepare(path: Path) -> None:
     that cannot be one (empty, or not SQLite), which SQLite would otherwise take for a new database."""
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        with path.open("rb") as fh:
-            head = fh.read(100)
+        head = _read_head(path)
     except FileNotFoundError:
         _create(path)
         return
@@ -52,6 +52,28 @@ def prepare(path: Path) -> None:
         raise damaged(path, "is empty (0 bytes): it holds no catalog, and may have been cut off")
     if len(head) < 100 or not head.startswith(SQLITE_MAGIC):
         raise damaged(path, "is not an SQLite database, so not a tool-selector catalog")
+
+
+_heads: dict[tuple[int, int], int] = {}  # (device, inode) -> a descriptor this process keeps open
+_heads_lock = threading.Lock()
+
+
+def _read_head(path: Path) -> bytes:
+    """The file's first 100 bytes, read through a descriptor that is never closed.
+
+    Closing any descriptor of a file drops every POSIX lock this process holds on it, SQLite's
+    included: with a connection of another thread open, a plain ``open()``/``close()`` here would drop
+    its shared lock, and another process closing its last connection would then take the database
+    for unused and delete the WAL under this one, whose later commits would be lost. So each file
+    (device and inode) is opened once per process and kept, as SQLite keeps its own descriptors."""
+    with _heads_lock:
+        found = path.stat()
+        fd = _heads.get((found.st_dev, found.st_ino))
+        if fd is None:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            opened = os.fstat(fd)  # the file may have been replaced since the stat: key by what is open
+            _heads.setdefault((opened.st_dev, opened.st_ino), fd)
+        return os.pread(fd, 100, 0)
 
 
 def check_ours(db: sqlite3.Connection, path: Path, stored_version: int | None) -> None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 5  # 2 profiles, enrichments, discovery; 3 gateway_sessions; 4 provenance, keys, audit, jobs;
-# 5 output schemas, definition hashes, tool pins and the quarantine (trust)
+SCHEMA_VERSION = 6  # 2 profiles, enrichments, discovery; 3 gateway_sessions; 4 provenance, keys, audit, jobs;
+# 5 output schemas, definition hashes, tool pins and the quarantine (trust); 6 the change log
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -107,6 +107,9 @@ CREATE TABLE IF NOT EXISTS quarantine (
     decided_at TEXT
 );
 CREATE INDEX IF NOT EXISTS quarantine_by_tool ON quarantine(tool_id, state);
+-- Every change to what the search index is made from, by server (triggers: CHANGE_LOG below): an index
+-- remembers the last seq it was brought in line with; the next refresh redoes only the servers after it.
+CREATE TABLE IF NOT EXISTS catalog_changes (seq INTEGER PRIMARY KEY AUTOINCREMENT, server TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS jobs (
     id TEXT PRIMARY KEY,
     kind TEXT NOT NULL,
@@ -126,3 +129,36 @@ ADDED_COLUMNS = (
     ("tools", "output_schema", "TEXT NOT NULL DEFAULT 'null'"),
     ("tools", "definition_hash", "TEXT NOT NULL DEFAULT ''"),
 )
+
+
+def _log_trigger(table: str, event: str, server_of: str) -> str:
+    """A trigger logging the server of each row ``event`` touches in ``table`` (``server_of`` is a
+    SELECT of it from the NEW or OLD row; no row, nothing logged)."""
+    return (
+        f"CREATE TRIGGER IF NOT EXISTS log_{table}_{event.lower()} AFTER {event} ON {table} BEGIN\n"
+        f"    INSERT INTO catalog_changes(server) {server_of};\nEND;\n"
+    )
+
+
+def _change_log() -> str:
+    sql = []
+    for table, column in (
+        ("servers", "name"),
+        ("tools", "server"),
+        ("profiles", "server"),
+        ("tool_pins", "server"),
+        ("quarantine", "server"),
+    ):
+        new, old = f"SELECT NEW.{column}", f"SELECT OLD.{column}"
+        sql.append(_log_trigger(table, "INSERT", new))
+        sql.append(_log_trigger(table, "DELETE", old))
+        # an update logs both: a rename moves documents from one server to another
+        both = f"SELECT NEW.{column} UNION SELECT OLD.{column}"
+        sql.append(_log_trigger(table, "UPDATE", both))
+    for event, row in (("INSERT", "NEW"), ("UPDATE", "NEW"), ("DELETE", "OLD")):
+        sql.append(_log_trigger("enrichments", event, f"SELECT server FROM tools WHERE id = {row}.tool_id"))
+    return "".join(sql)
+
+
+CHANGE_LOG = _change_log()
+SCHEMA += CHANGE_LOG

@@ -180,7 +180,7 @@ class CatalogStore:
             rows = self._db.execute("SELECT * FROM tools ORDER BY server, name").fetchall()
         else:
             rows = self._db.execute("SELECT * FROM tools WHERE server=? ORDER BY name", (server,)).fetchall()
-        held = trust.held_tool_ids(self._db) if cleared_only else set()
+        held = trust.held_tool_ids(self._db, server) if cleared_only else set()
         return [_tool_record(r) for r in rows if r["id"] not in held]
 
     def get_tool(self, tool_id: str) -> ToolRecord:
@@ -286,14 +286,11 @@ class CatalogStore:
     def put_enrichments(self, enrichments: Sequence[ToolEnrichment]) -> None:
         """Store enrichments in one transaction; a tool that left the catalog meanwhile is skipped."""
         with self._transaction() as db:
-            present = {r["id"] for r in db.execute("SELECT id FROM tools")}
+            # only these tools are looked up (reading every tool id made a sync of n servers O(n x N))
             db.executemany(
-                "INSERT OR REPLACE INTO enrichments(tool_id, enrichment_hash, data) VALUES (?, ?, ?)",
-                [
-                    (e.tool_id, e.enrichment_hash, e.model_dump_json())
-                    for e in enrichments
-                    if e.tool_id in present
-                ],
+                "INSERT OR REPLACE INTO enrichments(tool_id, enrichment_hash, data) "
+                "SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM tools WHERE id = ?)",
+                [(e.tool_id, e.enrichment_hash, e.model_dump_json(), e.tool_id) for e in enrichments],
             )
 
     def enrichment_hashes(self) -> dict[str, str]:
@@ -344,6 +341,36 @@ class CatalogStore:
             "SELECT data FROM gateway_sessions ORDER BY last_seen_at DESC LIMIT ?", (limit,)
         ).fetchall()
         return [GatewaySessionStats.model_validate_json(r["data"]) for r in rows]
+
+    # -- the change log (schema.py: catalog_changes, filled by triggers) --------------------------
+
+    def change_seq(self) -> int:
+        """The last change's number (0 before any); pruned changes keep their numbers used."""
+        row = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name='catalog_changes'").fetchone()
+        return 0 if row is None else int(row["seq"])
+
+    def servers_changed_since(self, seq: int) -> set[str] | None:
+        """The servers changed after change ``seq``; None when the log no longer reaches back that far
+        (pruned), so that the caller does all of its work again."""
+        pruned = self.get_meta("catalog_changes_pruned_to")
+        if pruned is not None and seq < int(pruned):
+            return None
+        rows = self._db.execute("SELECT DISTINCT server FROM catalog_changes WHERE seq > ?", (seq,))
+        return {str(r["server"]) for r in rows}
+
+    def prune_changes(self, keep_after: int) -> None:
+        """Forget the changes up to ``keep_after`` (every index has caught up with them)."""
+        with self._transaction() as db:
+            db.execute("DELETE FROM catalog_changes WHERE seq <= ?", (keep_after,))
+            db.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES ('catalog_changes_pruned_to', ?)",
+                (str(keep_after),),
+            )
+
+    def meta_items(self, suffix: str) -> list[tuple[str, str]]:
+        """The meta entries whose key ends with ``suffix``."""
+        rows = self._db.execute("SELECT key, value FROM meta").fetchall()
+        return [(str(r["key"]), str(r["value"])) for r in rows if str(r["key"]).endswith(suffix)]
 
     def get_meta(self, key: str) -> str | None:
         row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -35,8 +36,18 @@ def _dump(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
-def held_tool_ids(db: sqlite3.Connection) -> set[str]:
-    return {r[0] for r in db.execute(HELD_SQL)}
+HELD_IN_SERVER_SQL = (
+    "SELECT t.id FROM tools t LEFT JOIN tool_pins p ON p.tool_id = t.id "
+    "WHERE t.server = ? AND (p.pin_hash IS NULL OR p.pin_hash != t.definition_hash) "
+    "UNION SELECT tool_id FROM quarantine WHERE state = 'pending' AND server = ?"
+)
+
+
+def held_tool_ids(db: sqlite3.Connection, server: str | None = None) -> set[str]:
+    """The held tools of the catalog, or of one server (what a write to it needs: not every tool)."""
+    if server is None:
+        return {r[0] for r in db.execute(HELD_SQL)}
+    return {r[0] for r in db.execute(HELD_IN_SERVER_SQL, (server, server))}
 
 
 def pins_of(db: sqlite3.Connection, server: str) -> dict[str, Pin]:
@@ -114,11 +125,31 @@ def _completes_upgrade_pin(pin: Pin, tool: ToolSpec) -> bool:
     )
 
 
+_CONTEXTS: dict[str, tuple[int, frozenset[tuple[str, str]], ScanContext]] = {}  # database file -> its last
+_CONTEXTS_LOCK = threading.Lock()
+
+
 def scan_context(db: sqlite3.Connection, extra: Iterable[ToolSpec] = ()) -> ScanContext:
-    """Every (server, tool) name of the catalog and of ``extra``, for the scanner's shadowing check."""
-    names = {(r["server"], r["name"]) for r in db.execute("SELECT server, name FROM tools")}
-    names.update((t.server, t.name) for t in extra)
-    return ScanContext.from_tools(names)
+    """Every (server, tool) name of the catalog and of ``extra``, for the scanner's shadowing check.
+
+    The catalog's names are read once per catalog change (the change log's number, which every write
+    to the tools moves, inside its own transaction too), not on every registration: at 100k tools,
+    reading them all cost more than the rest of a registration."""
+    extra_names = {(t.server, t.name) for t in extra}
+    row = db.execute("SELECT seq FROM sqlite_sequence WHERE name='catalog_changes'").fetchone()
+    seq = -1 if row is None else int(row[0])
+    file = str(db.execute("PRAGMA database_list").fetchone()[2] or "")
+    with _CONTEXTS_LOCK:
+        cached = _CONTEXTS.get(file) if file and seq >= 0 else None
+    if cached is not None and cached[0] == seq:
+        names, context = cached[1], cached[2]
+    else:
+        names = frozenset((r["server"], r["name"]) for r in db.execute("SELECT server, name FROM tools"))
+        context = ScanContext.from_tools(names)
+        if file and seq >= 0:
+            with _CONTEXTS_LOCK:
+                _CONTEXTS[file] = (seq, names, context)
+    return ScanContext.from_tools(names | extra_names) if extra_names - names else context
 
 
 class Gate:

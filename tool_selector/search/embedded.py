@@ -1,17 +1,14 @@
 """The embedded search backend: a folder on disk, no server.
 
-Keyword scoring is BM25 from the ``bm25s`` library, one index per document field, summed with the
-field boosts; vectors are a float32 matrix searched by exact dot product (vectors are normalised, so
-this is cosine). Hybrid fusion follows Weaviate's relativeScoreFusion (or rankedFusion).
+Keyword scoring is BM25 (search/keyword.py, equal to ``bm25s``) over field-weighted tokens; vectors are
+searched by exact dot product, or approximately (faiss IVF) from ``ann_min`` documents, with exact
+cosines for what is found. Fusion follows Weaviate's relativeScoreFusion (or rankedFusion). Tool and
+server documents are two parts of one index (embedded_state.py).
 
-Tool documents and server documents are two parts of one index, each with its own documents, vector
-matrix and keyword index (built per set of boosts, the tools' and the servers').
-
-On disk: ``<dir>/CURRENT`` names a generation folder holding ``meta.json``, ``docs.jsonl`` and
-``vectors.npy`` (tools), and ``servers.jsonl`` and ``server_vectors.npy`` (servers). A write builds a new
-generation holding both and then swaps ``CURRENT`` atomically, so a reader or a crash sees the old or
-the new index, never half of one. Files damaged all the same (a disk, a
-person, a partial restore) are named by embedded_files.py; every read then raises that error, and
+On disk: ``<dir>/CURRENT`` names a generation folder (``gen-<id>``) and how many of its deltas count
+(``gen-<id>+<n>``). A write adds a small delta; a full generation is written once deltas pile up. Each
+becomes visible by an atomic swap of ``CURRENT``, so a reader or a crash sees the old or the new index,
+never half of one. Damaged files are named by embedded_files.py; every read then raises that error, and
 ``drop`` (what ``index rebuild`` starts with) replaces the index without reading it.
 """
 
@@ -24,11 +21,10 @@ import shutil
 import threading
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import bm25s
 import numpy as np
 
 from tool_selector.errors import (
@@ -38,96 +34,57 @@ from tool_selector.errors import (
     StoreError,
     ToolSelectorError,
 )
-from tool_selector.models import SearchHit, ToolDocument
+from tool_selector.models import SearchHit, ToolDocument, search_hit
 from tool_selector.search.backend import SearchQuery, Target, UpsertResult, fuse_ranked, fuse_relative
 from tool_selector.search.embedded_files import (
+    DELTA_SEP,
     FORMAT_VERSION,
     SERVER_FILES,
     TOOL_FILES,
+    Delta,
+    load_delta,
     load_generation,
+    parse_pointer,
     read_pointer,
+    write_delta,
 )
-from tool_selector.search.text import tokenize, weighted_tokens
+from tool_selector.search.embedded_state import (
+    Cosines,
+    KeywordPart,
+    Part,
+    State,
+    keep_keyword,
+    keyword_file,
+    load_or_build_search,
+    nearest,
+    row_cosines,
+    stored_keyword,
+    top_rows,
+)
+from tool_selector.search.text import tokenize
+from tool_selector.search.vectors import ANN_MIN, VectorSearch
 
 logger = logging.getLogger(__name__)
 
 
-class _KeywordIndex:
-    """BM25F-style keyword index: one bm25s index whose documents repeat each field's tokens by boost.
-
-    A field with boost ``b`` contributes its tokens ``round(2 * b)`` times, so term frequencies are
-    weighted per field under one IDF and one length norm (measured better than summing per-field BM25
-    scores: tool recall@5 0.919 against 0.906 on msc_bench_dev L1-4). Built for one set of boosts.
-    """
-
-    def __init__(self, docs: Sequence[ToolDocument], boosts: dict[str, float]) -> None:
-        self.boosts = dict(boosts)
-        corpus = [weighted_tokens(doc.fields, boosts) for doc in docs]
-        self.size = len(docs)
-        self.index: bm25s.BM25 | None = None
-        if any(corpus):  # bm25s divides by the mean length: an empty corpus has nothing to score
-            self.index = bm25s.BM25(k1=1.2, b=0.75)
-            self.index.index(corpus, show_progress=False)
-
-    def scores(self, tokens: list[str]) -> np.ndarray:
-        if self.index is None:
-            return np.zeros(self.size, dtype=np.float32)
-        known = self.index.get_tokens_ids(tokens) if tokens else []
-        if not known:
-            return np.zeros(self.size, dtype=np.float32)
-        return np.asarray(self.index.get_scores_from_ids(known), dtype=np.float32)
-
-
-@dataclass(frozen=True)
-class _Part:
-    """The documents of one kind (tools or servers): rows of ``vectors`` in document order, and the
-    keyword index last built for them."""
-
-    docs: list[ToolDocument]
-    pos: dict[str, int]
-    vectors: np.ndarray
-    keyword: _KeywordIndex | None = None
-
-    @classmethod
-    def of(cls, docs: list[ToolDocument], vectors: np.ndarray) -> _Part:
-        return cls(docs=docs, pos={d.id: i for i, d in enumerate(docs)}, vectors=vectors)
-
-    @classmethod
-    def empty(cls, dim: int) -> _Part:
-        return cls.of([], np.zeros((0, dim), dtype=np.float32))
-
-
-@dataclass(frozen=True)
-class _State:
-    """One consistent view of the index; replaced whole, so a reader never mixes two versions."""
-
-    tools: _Part
-    servers: _Part
-
-    @classmethod
-    def empty(cls, dim: int) -> _State:
-        return cls(tools=_Part.empty(dim), servers=_Part.empty(dim))
-
-    def part(self, target: Target) -> _Part:
-        return self.tools if target == "tools" else self.servers
-
-    def with_part(self, target: Target, part: _Part) -> _State:
-        return replace(self, tools=part) if target == "tools" else replace(self, servers=part)
-
-
-def _target(doc: ToolDocument) -> Target:
-    return "servers" if doc.kind == "server" else "tools"
+# A write is a delta on the generation; a full one (replaced rows compacted away) is written once the
+# deltas hold this many rows and this share of the index, or this many deltas have piled up.
+COMPACT_ROWS = 2_000
+COMPACT_SHARE = 0.1
+COMPACT_DELTAS = 256
+PERSIST_MIN = 5_000  # a base generation of this many rows keeps its keyword index on disk beside it
 
 
 class EmbeddedBackend:
     """SearchBackend on a local folder. Readers take one snapshot; writers serialise on a lock."""
 
-    def __init__(self, directory: Path, *, model_id: str, dim: int) -> None:
+    def __init__(self, directory: Path, *, model_id: str, dim: int, ann_min: int = ANN_MIN) -> None:
         self.directory = directory
         self.model_id = model_id
         self.dim = dim
+        self.ann_min = ann_min  # a part of this many base rows is searched approximately (faiss IVF)
         self._lock = threading.RLock()
-        self._state = _State.empty(dim)
+        self._state = State.empty(dim)
         self._generation: str | None = None  # what CURRENT said when last loaded or written
         self._unusable: ToolSelectorError | None = None  # why the files on disk cannot be served
         self._load()
@@ -135,27 +92,39 @@ class EmbeddedBackend:
     # -- persistence ----------------------------------------------------------------------------
 
     def _load(self) -> None:
-        """Load what CURRENT names. Files that cannot be served (damaged, or of another format or
-        model) are remembered, not raised: every read raises it, and ``drop`` starts afresh."""
+        """Load what CURRENT names: its generation, then its deltas (only the new ones when this
+        process already holds the same generation). Files that cannot be served (damaged, or of
+        another format or model) are remembered, not raised: every read raises it, and ``drop``
+        starts afresh."""
         pointer: str | None = None
         for _ in range(3):
             try:
                 pointer = read_pointer(self.directory)
                 if pointer is None:
                     return
-                tools, servers = load_generation(
-                    self.directory, pointer, model_id=self.model_id, dim=self.dim
-                )
+                state = self._read(pointer)
             except (IndexMissingError, IndexDamagedError) as exc:
                 if self._pointer_moved(pointer):  # another process swapped generations while we read
                     continue
-                self._state = _State.empty(self.dim)
+                self._state = State.empty(self.dim)
                 self._unusable, self._generation = exc, pointer
                 return
-            self._state = _State(tools=_Part.of(*tools), servers=_Part.of(*servers))
+            self._state = state
             self._unusable, self._generation = None, pointer
             return
         raise StoreError(f"The index at {self.directory} kept changing while it was read.", hint="Retry.")
+
+    def _read(self, pointer: str) -> State:
+        base, count = parse_pointer(self.directory, pointer)
+        held = parse_pointer(self.directory, self._generation) if self._generation else None
+        if self._unusable is None and held is not None and held[0] == base and held[1] <= count:
+            state, start = self._state, held[1]  # the same generation: only its new deltas
+        else:
+            tools, servers = load_generation(self.directory, base, model_id=self.model_id, dim=self.dim)
+            state, start = State(tools=Part.of(*tools), servers=Part.of(*servers)), 0
+        for number in range(start + 1, count + 1):
+            state = state.applied(load_delta(self.directory, base, number, dim=self.dim))
+        return state
 
     def _pointer_moved(self, seen: str | None) -> bool:
         try:
@@ -163,7 +132,7 @@ class EmbeddedBackend:
         except IndexDamagedError:
             return False
 
-    def _usable(self) -> _State:
+    def _usable(self) -> State:
         """The current snapshot; raises (a new error each time) when the files cannot be served."""
         bad = self._unusable
         if bad is not None:
@@ -182,7 +151,9 @@ class EmbeddedBackend:
             self._load()
             return True
 
-    def _persist(self, state: _State) -> None:
+    def _persist(self, state: State) -> State:
+        """A full generation of ``state`` (compacted); CURRENT then names it. Returns what it wrote."""
+        state = State(tools=state.tools.compacted(), servers=state.servers.compacted())
         self.directory.mkdir(parents=True, exist_ok=True)
         name = f"gen-{uuid.uuid4().hex[:12]}"
         tmp = self.directory / f"{name}.tmp"
@@ -193,6 +164,10 @@ class EmbeddedBackend:
                     for doc in part.docs:
                         fh.write(doc.model_dump_json(exclude={"vector"}) + "\n")
                 np.save(tmp / vectors_file, part.vectors)
+            searches = {
+                "tools": self._ann_for(state.tools, tmp, "tools"),
+                "servers": self._ann_for(state.servers, tmp, "servers"),
+            }
             meta = {
                 "format_version": FORMAT_VERSION,
                 "model_id": self.model_id,
@@ -205,114 +180,177 @@ class EmbeddedBackend:
                 with path.open("rb") as fh:
                     os.fsync(fh.fileno())
             os.replace(tmp, self.directory / name)
-            pointer_tmp = self.directory / f"CURRENT.{name}.tmp"
-            pointer_tmp.write_text(name, encoding="utf-8")
-            os.replace(pointer_tmp, self.directory / "CURRENT")
-            self._generation = name
+            self._point(name)
         except OSError as exc:
             shutil.rmtree(tmp, ignore_errors=True)
             raise StoreError(f"Cannot write the index at {self.directory}: {exc}.") from exc
+        self._sweep(keep=name)
+        return State(
+            tools=replace(state.tools, search=searches["tools"]),
+            servers=replace(state.servers, search=searches["servers"]),
+        )
+
+    def _ann_for(self, part: Part, folder: Path, target: Target) -> VectorSearch | None:
+        """A large part's approximate search, trained by the writer with the generation it belongs to,
+        so that no reader's first query pays for it (readers load the file)."""
+        if len(part.vectors) < self.ann_min:
+            return None
+        search = VectorSearch.build(part.vectors, ann_min=self.ann_min)
+        search.save(folder, name=f"{target}.ivf")
+        return search
+
+    def _sweep(self, *, keep: str) -> None:
+        """Remove what earlier writes left: older generations and a crashed write's temporary files."""
         for old in self.directory.iterdir():
-            if old.name != name and old.name.startswith("gen-"):
+            if old.name.startswith("CURRENT.") and old.name.endswith(".tmp"):
+                old.unlink(missing_ok=True)
+            elif old.name != keep and old.name.startswith("gen-"):
                 shutil.rmtree(old, ignore_errors=True)
 
-    def _commit(self, state: _State) -> None:
-        """Persist first, then publish: a failed write leaves the served index as it was."""
-        self._persist(state)
+    def _point(self, pointer: str) -> None:
+        pointer_tmp = self.directory / f"CURRENT.{uuid.uuid4().hex[:8]}.tmp"
+        pointer_tmp.write_text(pointer, encoding="utf-8")
+        os.replace(pointer_tmp, self.directory / "CURRENT")
+        self._generation = pointer
+
+    def _commit(self, state: State, delta: Delta | None = None) -> None:
+        """Persist first, then publish: a failed write leaves the served index as it was. ``delta``
+        (what changed) is written on top of the current generation unless the deltas have grown
+        enough to compact them into a full generation."""
+        base, count = parse_pointer(self.directory, self._generation) if self._generation else ("", 0)
+        compact = (
+            delta is None
+            or not base
+            or count >= COMPACT_DELTAS
+            or state.appended >= max(COMPACT_ROWS, COMPACT_SHARE * state.size)
+        )
+        if compact:
+            state = self._persist(state)
+        else:
+            assert delta is not None
+            try:
+                write_delta(self.directory / base, count + 1, delta)
+                self._point(f"{base}{DELTA_SEP}{count + 1}")
+            except OSError as exc:
+                raise StoreError(f"Cannot write the index at {self.directory}: {exc}.") from exc
+            self._sweep(keep=base)
         self._state, self._unusable = state, None
 
     # -- SearchBackend --------------------------------------------------------------------------
 
     def upsert(self, documents: Sequence[ToolDocument]) -> UpsertResult:
-        """Tool and server documents alike, each into its own part; one new generation for the call."""
+        """Tool and server documents alike, each into its own part; one write for the call."""
         result = UpsertResult()
         with self._lock:
             state = self._usable()
-            for target in ("tools", "servers"):
-                batch = [d for d in documents if _target(d) == target]
-                if batch:
-                    part, written = self._upserted(state.part(target), batch, result.errors)
-                    if written:
-                        state = state.with_part(target, part)
-                        result.written += written
-            if result.written:
-                self._commit(state)
+            stored: list[ToolDocument] = []
+            rows: list[np.ndarray] = []
+            for doc in documents:
+                if doc.vector is None or len(doc.vector) != self.dim:
+                    result.errors[doc.id] = f"needs a vector of {self.dim} floats"
+                    continue
+                stored.append(doc.model_copy(update={"vector": None}))
+                rows.append(np.asarray(doc.vector, dtype=np.float32))
+            if stored:
+                vectors = np.stack(rows).astype(np.float32)
+                latest = {d.id: i for i, d in enumerate(stored)}  # an id given twice: the last one counts
+                keep = sorted(latest.values())
+                delta = Delta([stored[i] for i in keep], vectors[keep], {})
+                self._commit(state.applied(delta), delta)
+                result.written = len(stored)
         return result
-
-    def _upserted(
-        self, old: _Part, documents: Sequence[ToolDocument], errors: dict[str, str]
-    ) -> tuple[_Part, int]:
-        docs = list(old.docs)
-        pos = dict(old.pos)
-        rows: list[np.ndarray] = list(old.vectors)
-        written = 0
-        for doc in documents:
-            if doc.vector is None or len(doc.vector) != self.dim:
-                errors[doc.id] = f"needs a vector of {self.dim} floats"
-                continue
-            stored = doc.model_copy(update={"vector": None})
-            vector = np.asarray(doc.vector, dtype=np.float32)
-            if doc.id in pos:
-                docs[pos[doc.id]] = stored
-                rows[pos[doc.id]] = vector
-            else:
-                pos[doc.id] = len(docs)
-                docs.append(stored)
-                rows.append(vector)
-            written += 1
-        if not written:
-            return old, 0
-        return _Part(docs=docs, pos=pos, vectors=np.stack(rows).astype(np.float32)), written
 
     def delete(self, ids: Sequence[str], *, target: Target = "tools") -> int:
         with self._lock:
             state = self._usable()
-            old = state.part(target)
-            gone = {i for i in ids if i in old.pos}
+            gone = sorted({i for i in ids if i in state.part(target).pos})
             if not gone:
                 return 0
-            keep = [i for i, d in enumerate(old.docs) if d.id not in gone]
-            docs = [old.docs[i] for i in keep]
-            vectors = old.vectors[keep] if keep else np.zeros((0, self.dim), dtype=np.float32)
-            self._commit(state.with_part(target, _Part.of(docs, vectors)))
+            delta = Delta([], np.zeros((0, self.dim), dtype=np.float32), {target: gone})
+            self._commit(state.applied(delta), delta)
             return len(gone)
 
+    def compact(self) -> None:
+        """Write the index as one full generation now (replaced rows dropped, deltas folded in)."""
+        with self._lock:
+            self._commit(self._usable())
+
     def count(self, *, target: Target = "tools") -> int:
-        return len(self._usable().part(target).docs)
+        return len(self._usable().part(target).pos)
 
     def drop(self) -> None:
         """Start afresh without reading what is on disk: the repair of a damaged index."""
         with self._lock:
             if self._unusable is not None:
                 logger.info("replacing the index at %s: %s", self.directory, self._unusable.message)
-            self._commit(_State.empty(self.dim))
+            self._commit(State.empty(self.dim))
 
     def ids(self, *, target: Target = "tools") -> dict[str, str]:
-        return {d.id: d.text_hash for d in self._usable().part(target).docs}
+        part = self._usable().part(target)
+        return {doc_id: part.docs[row].text_hash for doc_id, row in part.pos.items()}
 
     def documents(self, *, target: Target = "tools") -> list[ToolDocument]:
-        return list(self._usable().part(target).docs)
+        return self._usable().part(target).live()
 
     def warm(self, boosts: dict[str, float], *, target: Target = "tools") -> None:
         """Build the keyword index for these boosts now instead of on the first query."""
         self._keyword_index(self._usable(), boosts, target)
 
-    def _keyword_index(self, state: _State, boosts: dict[str, float], target: Target) -> _KeywordIndex:
+    def _base_folder(self) -> Path | None:
+        """The folder of the generation this process holds (its deltas aside)."""
+        if not self._generation:
+            return None
+        return self.directory / parse_pointer(self.directory, self._generation)[0]
+
+    def _cache(self, target: Target, part: Part, **update: Any) -> None:
+        """Keep what was built for ``part`` on the snapshot, if it is still the current one."""
+        current = self._state
+        held = current.part(target)
+        if held.docs is part.docs:  # the same rows (another cache may have replaced the snapshot since)
+            self._state = current.with_part(target, replace(held, **update))
+
+    def _keyword_index(self, state: State, boosts: dict[str, float], target: Target) -> KeywordPart:
         part = state.part(target)
         keyword = part.keyword
         if keyword is not None and keyword.boosts == boosts:
             return keyword
         with self._lock:
-            keyword = _KeywordIndex(part.docs, boosts)
-            current = self._state
-            if current.part(target) is part:  # cache it on the snapshot it was built for
-                self._state = current.with_part(target, replace(part, keyword=keyword))
+            current = self._state.part(target)
+            if current.docs is part.docs and current.keyword is not None and current.keyword.boosts == boosts:
+                return current.keyword
+            keyword = self._stored_keyword(part, boosts, target) or KeywordPart.of(
+                part.docs, boosts, set(part.pos.values()) if part.dead else None
+            )
+            self._keep_keyword(part, keyword, target)
+            self._cache(target, part, keyword=keyword)
             return keyword
+
+    def _stored_keyword(self, part: Part, boosts: dict[str, float], target: Target) -> KeywordPart | None:
+        return stored_keyword(keyword_file(self._base_folder(), target, boosts), part, boosts)
+
+    def _keep_keyword(self, part: Part, keyword: KeywordPart, target: Target) -> None:
+        if len(part.vectors) >= PERSIST_MIN:
+            keep_keyword(keyword_file(self._base_folder(), target, keyword.boosts), part, keyword)
+
+    def _vector_search(self, part: Part, target: Target) -> VectorSearch | None:
+        """Approximate search over a large part's base rows (built once per generation, kept beside it
+        for other readers); None below ``ANN_MIN`` rows, where the exact product is fast enough."""
+        if len(part.vectors) < self.ann_min:
+            return None
+        if part.search is not None:
+            return part.search
+        with self._lock:
+            current = self._state.part(target)
+            if current.docs is part.docs and current.search is not None:
+                return current.search
+            search = load_or_build_search(self._base_folder(), f"{target}.ivf", part.vectors, self.ann_min)
+            self._cache(target, part, search=search)
+            return search
 
     def hybrid_search(self, query: SearchQuery) -> list[SearchHit]:
         state = self._usable()
         part = state.part(query.target)
-        if not part.docs:
+        if not part.pos:
             if query.target == "servers":  # an index written before server documents existed
                 return []
             raise IndexMissingError(
@@ -322,44 +360,41 @@ class EmbeddedBackend:
         docs = part.docs
         keyword_all = self._keyword_index(state, query.field_boosts, query.target).scores(
             tokenize(query.text)
-        )
-        vector_all: np.ndarray | None = None
+        )[: len(docs)]  # a newer snapshot's rows may follow: not this one's
+        keyword = top_rows(keyword_all, query.candidates, positive_only=True) if query.alpha < 1 else {}
+        cosine: dict[int, float] = {}  # row -> cosine, for every row a hit may need
+        vector: dict[int, float] = {}
+        q: np.ndarray | None = None
         if query.vector is not None:  # cosines are reported even at alpha 0: the confidence reads them
             if query.vector.shape != (self.dim,):
                 raise InvalidInputError(f"query vector must have {self.dim} dimensions")
-            vector_all = part.vectors @ query.vector.astype(np.float32)
-        keyword = _top(keyword_all, query.candidates, positive_only=True) if query.alpha < 1 else {}
-        vector = _top(vector_all, query.candidates) if vector_all is not None and query.alpha > 0 else {}
+            q = query.vector.astype(np.float32)
+            search = self._vector_search(part, query.target)
+            vector, cosine = nearest(part, search, q, query.candidates if query.alpha > 0 else 0)
         fuse = fuse_relative if query.fusion == "relative_score" else fuse_ranked
         fused = fuse(keyword, vector, query.alpha)
         best = sorted(fused, key=lambda i: (-fused[i], docs[i].id))[: query.limit]
+        if q is not None and not isinstance(cosine, Cosines):  # exact cosines of the hits found by words
+            missing = [i for i in best if i not in cosine]
+            cosine.update(zip(missing, row_cosines(part, q, missing), strict=True))
         return [
-            SearchHit(
-                id=docs[i].id,
-                server=docs[i].server,
-                name=docs[i].name,
-                score=float(fused[i]),
-                keyword_score=float(keyword_all[i]),
-                vector_score=None if vector_all is None else float(vector_all[i]),
+            search_hit(
+                docs[i].id,
+                docs[i].server,
+                docs[i].name,
+                float(fused[i]),
+                float(keyword_all[i]),
+                None if q is None else float(cosine[i]),
             )
             for i in best
         ]
 
     def keyword_scores(self, text: str, boosts: dict[str, float], *, target: Target = "tools") -> np.ndarray:
-        """Boosted BM25 of every document of ``target``, in document order."""
+        """Boosted BM25 of every live document of ``target``, in the order of ``documents``."""
         state = self._usable()
-        return self._keyword_index(state, boosts, target).scores(tokenize(text))
+        part = state.part(target)
+        scores = self._keyword_index(state, boosts, target).scores(tokenize(text))
+        return scores[sorted(part.pos.values())] if part.dead else scores
 
     def close(self) -> None:
         return None
-
-
-def _top(scores: np.ndarray | None, n: int, *, positive_only: bool = False) -> dict[int, float]:
-    if scores is None or scores.size == 0:
-        return {}
-    n = min(n, scores.size)
-    idx = np.argpartition(-scores, n - 1)[:n]
-    out: dict[int, Any] = {int(i): float(scores[i]) for i in idx}
-    if positive_only:
-        out = {i: s for i, s in out.items() if s > 0}
-    return out

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import shutil
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -58,10 +60,79 @@ class Stored(NamedTuple):
     vectors: np.ndarray
 
 
+DELTA_SEP = "+"  # CURRENT = "gen-<id>" or "gen-<id>+<n>": that generation and its first n deltas
+
+
+def parse_pointer(directory: Path, pointer: str) -> tuple[str, int]:
+    """(the base generation's folder name, how many of its deltas count)."""
+    base, sep, count = pointer.partition(DELTA_SEP)
+    if not sep:
+        return base, 0
+    if not count.isdigit() or int(count) < 1:
+        raise damaged(directory / "CURRENT", f"names {pointer[:60]!r}, whose delta count is not a number")
+    return base, int(count)
+
+
+def delta_name(number: int) -> str:
+    return f"delta-{number:06d}"
+
+
+class Delta(NamedTuple):
+    """One write on top of a generation: documents added or replaced (both kinds, row for row with
+    ``vectors``) and ids deleted per kind."""
+
+    docs: list[ToolDocument]
+    vectors: np.ndarray
+    deleted: dict[str, list[str]]
+
+
+def load_delta(directory: Path, base: str, number: int, *, dim: int) -> Delta:
+    folder = _generation(directory, base) / delta_name(number)
+    if not folder.is_dir():
+        raise damaged(folder, "is missing (CURRENT counts it)")
+    meta_path = folder / "meta.json"
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise damaged(meta_path, "is missing") from exc
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise damaged(meta_path, f"is not valid JSON ({exc})") from exc
+    count = meta.get("count") if isinstance(meta, dict) else None
+    deleted = meta.get("deleted") if isinstance(meta, dict) else None
+    if not isinstance(count, int) or count < 0 or not isinstance(deleted, dict):
+        raise damaged(meta_path, "holds no document count or deleted ids")
+    if not all(isinstance(v, list) and all(isinstance(i, str) for i in v) for v in deleted.values()):
+        raise damaged(meta_path, "holds deleted ids that are not lists of strings")
+    return Delta(_docs(folder / "docs.jsonl", count), _vectors(folder / "vectors.npy", count, dim), deleted)
+
+
+def write_delta(generation: Path, number: int, delta: Delta) -> None:
+    """One delta folder, written whole (a temporary folder renamed) before CURRENT counts it."""
+    folder = generation / delta_name(number)
+    tmp = generation / f"{delta_name(number)}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    try:
+        with (tmp / "docs.jsonl").open("w", encoding="utf-8") as fh:
+            for doc in delta.docs:
+                fh.write(doc.model_dump_json(exclude={"vector"}) + "\n")
+        np.save(tmp / "vectors.npy", delta.vectors)
+        meta = {"count": len(delta.docs), "deleted": delta.deleted}
+        (tmp / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+        for path in tmp.iterdir():
+            with path.open("rb") as fh:
+                os.fsync(fh.fileno())
+        shutil.rmtree(folder, ignore_errors=True)  # a delta a crashed writer left before counting it
+        os.replace(tmp, folder)
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
 def load_generation(directory: Path, pointer: str, *, model_id: str, dim: int) -> tuple[Stored, Stored]:
-    """The tool and the server documents, with their vectors, of the generation ``pointer`` names,
-    checked against each other."""
-    generation = _generation(directory, pointer)
+    """The tool and the server documents, with their vectors, of the base generation ``pointer``
+    names (its deltas are read by ``load_delta``), checked against each other."""
+    generation = _generation(directory, parse_pointer(directory, pointer)[0])
     meta = _meta(generation / "meta.json", directory, model_id=model_id, dim=dim)
     count = meta.get("count")
     if not isinstance(count, int) or count < 0:

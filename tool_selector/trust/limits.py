@@ -56,8 +56,12 @@ def cut(text: str, limit: int = DESCRIPTION_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def oversize(servers: Iterable[ServerSpec], tools: Iterable[ToolSpec]) -> list[str]:
-    """What is over a cap in a batch: one line per problem (an empty list when all is within)."""
+def oversize(
+    servers: Iterable[ServerSpec], tools: Iterable[ToolSpec], *, max_tools: int | None = BATCH_TOOLS
+) -> list[str]:
+    """What is over a cap in a batch: one line per problem (an empty list when all is within).
+    ``max_tools`` caps a request's tools (None: a catalog folder on the operator's disk, held to
+    ``max_file_bytes`` instead)."""
     problems = []
     for server in servers:
         if len(server.description) > DESCRIPTION_CHARS:
@@ -73,7 +77,7 @@ def oversize(servers: Iterable[ServerSpec], tools: Iterable[ToolSpec]) -> list[s
             value = getattr(tool, field, None)
             if value is not None and (size := json_chars(value)) > SCHEMA_CHARS:
                 problems.append(f"tool {tool.id!r}: {field} of {size:,} characters")
-    if count > BATCH_TOOLS:
+    if max_tools is not None and count > max_tools:
         problems.append(f"{count:,} tools in one request")
     return problems
 
@@ -85,9 +89,11 @@ LIMITS_HINT = (
 )
 
 
-def refuse_oversize(servers: Iterable[ServerSpec], tools: Iterable[ToolSpec]) -> None:
+def refuse_oversize(
+    servers: Iterable[ServerSpec], tools: Iterable[ToolSpec], *, max_tools: int | None = BATCH_TOOLS
+) -> None:
     """InvalidInputError (422) naming what is over a cap, when anything is."""
-    problems = oversize(servers, tools)
+    problems = oversize(servers, tools, max_tools=max_tools)
     if problems:
         raise InvalidInputError(
             f"The batch is over the size limits ({len(problems)} problems): " + "; ".join(problems[:5]) + ".",

@@ -17,7 +17,7 @@ import pytest
 
 from tests.support.backends import CATALOG, EMBEDDER, SERVERS, server_query
 from tests.support.backends import doc as _doc
-from tests.support.index_damage import DAMAGES, damage
+from tests.support.index_damage import DAMAGES, current_generation, damage
 from tool_selector.errors import IndexDamagedError, IndexMissingError
 from tool_selector.search.backend import SearchQuery, fuse_ranked, fuse_relative
 from tool_selector.search.embedded import EmbeddedBackend
@@ -118,7 +118,7 @@ def test_a_stray_temporary_generation_from_a_crashed_write_does_not_break_loadin
     reopened.upsert([_doc("Notes", "delete_page", "Delete a page")])
     assert not stray.exists()  # the next write clears it away
     assert [p.name for p in directory.iterdir() if p.name.startswith("gen-")] == [
-        (directory / "CURRENT").read_text().strip()
+        current_generation(directory).name
     ]
 
 
@@ -147,13 +147,14 @@ def test_an_index_built_for_another_model_or_dimension_is_refused_until_dropped(
 
 
 def _generation(directory: Path) -> Path:
-    return directory / (directory / "CURRENT").read_text().strip()
+    return current_generation(directory)
 
 
-def test_tool_and_server_documents_are_written_in_one_generation_and_survive_reopening(
+def test_tool_and_server_documents_are_compacted_into_one_generation_and_survive_reopening(
     tmp_path: Path, backend: EmbeddedBackend
 ) -> None:
     backend.upsert(SERVERS)
+    backend.compact()  # one full generation: both kinds in its files
     generation = _generation(tmp_path / "index")
     meta = json.loads((generation / "meta.json").read_text())
     assert (meta["count"], meta["server_count"]) == (len(CATALOG), len(SERVERS))
@@ -181,6 +182,7 @@ def test_an_index_folder_of_the_version_before_server_documents_still_serves_too
 ) -> None:
     """That version wrote docs.jsonl (without ``kind``) and vectors.npy, and no server count."""
     backend.upsert(SERVERS)
+    backend.compact()  # one full generation: both kinds in its files
     generation = _generation(tmp_path / "index")
     (generation / "servers.jsonl").unlink()
     (generation / "server_vectors.npy").unlink()
@@ -205,6 +207,7 @@ def test_a_cut_off_server_document_file_is_named_with_the_repair(
     tmp_path: Path, backend: EmbeddedBackend
 ) -> None:
     backend.upsert(SERVERS)
+    backend.compact()  # one full generation: both kinds in its files
     servers = _generation(tmp_path / "index") / "servers.jsonl"
     servers.write_text("".join(servers.read_text().splitlines(keepends=True)[:-1]))
     with pytest.raises(IndexDamagedError) as info:
@@ -276,7 +279,7 @@ def test_dropping_a_damaged_index_repairs_it_without_reading_it(
 def test_documents_cut_off_at_a_line_end_are_caught_by_the_count_in_meta(
     tmp_path: Path, backend: EmbeddedBackend
 ) -> None:
-    generation = tmp_path / "index" / (tmp_path / "index" / "CURRENT").read_text()
+    generation = current_generation(tmp_path / "index")
     docs = generation / "docs.jsonl"
     docs.write_text("".join(docs.read_text().splitlines(keepends=True)[:-1]))
     with pytest.raises(IndexDamagedError, match=r"holds 5 documents where meta\.json says 6"):
@@ -295,7 +298,8 @@ def test_a_reader_reports_a_damaged_new_generation_and_then_picks_up_its_repair(
     reader = _backend(tmp_path / "index")
     assert reader.count() == len(CATALOG)
     backend.upsert([_doc("Notes", "delete_page", "Delete a page")])  # another process writes...
-    damage(tmp_path / "index", "garbage meta.json")  # ...and the new generation is then damaged
+    backend.compact()  # ...a new full generation...
+    damage(tmp_path / "index", "garbage meta.json")  # ...which is then damaged
     assert reader.refresh() is True
     with pytest.raises(IndexDamagedError):
         reader.hybrid_search(_query("weather forecast"))
