@@ -191,6 +191,16 @@ def seed_copy_vectors(container: Container) -> int:
     return len(pairs)
 
 
+def _seconds_per_document(container: Container, sample: int = 64) -> float:
+    """The embedding time of one tool document here, timed on a sample of the catalog's own texts."""
+    texts = [
+        embedding_text(t, container.store.get_server(t.server)) for t in container.store.list_tools()[:sample]
+    ]
+    started = time.perf_counter()
+    container.embedder.embed_documents(texts)
+    return (time.perf_counter() - started) / max(1, len(texts))
+
+
 def measure_size(job: SizeJob) -> dict[str, Any]:
     """Every figure of one size, in this process (``run_isolated`` runs it in a child)."""
     settings = job.settings
@@ -209,7 +219,7 @@ def measure_size(job: SizeJob) -> dict[str, Any]:
         tools = container.backend.count()
         embedded = indexed.embedded + indexed.servers_embedded
         index_s = (built_at - seeded_at) + (seeded_at - enriched_at)  # the originals' vectors included
-        per_doc = index_s / max(1, embedded)  # the embedding rate, what dominates the index stage
+        per_doc = _seconds_per_document(container) if reused else 0.0  # what each copy would have cost
         figures.update(
             {
                 "copy_documents_not_embedded": reused,

@@ -7,6 +7,9 @@ export OPENBLAS_NUM_THREADS=1 HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 .venv/bin/ruff check .
 .venv/bin/mypy
 .venv/bin/lint-imports
-# Two worker processes (pytest-xdist), whole modules to each (--dist loadfile), so that a module's fixtures
-# are built once; TEST_WORKERS=0 runs the suite in this process.
-.venv/bin/python -m pytest -n "${TEST_WORKERS:-2}" --dist loadfile "$@"
+# TEST_WORKERS pytest processes (pytest-xdist), whole modules to each (--dist loadfile) so that a module's
+# fixtures are built once; 0 runs the suite in this process.
+workers=${TEST_WORKERS:-2}
+parallel=()
+[ "$workers" = 0 ] || parallel=(-n "$workers" --dist loadfile)
+.venv/bin/python -m pytest "${parallel[@]}" "$@"

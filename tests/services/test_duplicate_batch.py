@@ -18,7 +18,7 @@ import pytest
 from services.shared.container import Container
 from services.write import importing, registry
 from services.write.catalog import import_catalog_dir
-from services.write.registry import (
+from services.write.duplicates import (
     SIMILAR,
     SIMILAR_WITH_SAME_NAME,
     DuplicateFinder,
