@@ -19,6 +19,7 @@ from tool_selector.search.vectors import INDEX_FILE, VectorSearch, default_lists
 
 DIM = 32
 ROWS = 500
+LISTS, PROBES = 8, 1  # approximate in earnest: the defaults would scan every list of so few rows
 
 
 def _clustered(rows: int, *, seed: int = 0, centres: int = 20, noise: float = 0.7) -> np.ndarray:
@@ -43,7 +44,11 @@ def matrix() -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def ann(matrix: np.ndarray) -> VectorSearch:
-    return VectorSearch.build(matrix, ann_min=100, seed=0)
+    return _approximate(matrix)
+
+
+def _approximate(matrix: np.ndarray) -> VectorSearch:
+    return VectorSearch.build(matrix, ann_min=100, seed=0, nlist=LISTS, nprobe=PROBES)
 
 
 def _exact_order(matrix: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -74,7 +79,7 @@ def test_at_ann_min_the_search_is_approximate_with_exact_cosines(
     matrix: np.ndarray, ann: VectorSearch
 ) -> None:
     assert ann.approximate
-    assert ann.params == {"nlist": default_lists(ROWS), "nprobe": default_probes(default_lists(ROWS))}
+    assert ann.params == {"nlist": LISTS, "nprobe": PROBES}
     assert ann.all_scores(_queries(1)[0]) is None
     recalls = []
     for q in _queries(50):
@@ -94,14 +99,14 @@ def test_exact_rows_and_cosines_for_any_rows(ann: VectorSearch, matrix: np.ndarr
 
 
 def test_the_same_vectors_and_seed_build_the_same_index(matrix: np.ndarray, ann: VectorSearch) -> None:
-    again = VectorSearch.build(matrix, ann_min=100, seed=0)
+    again = _approximate(matrix)
     for q in _queries(10):
         np.testing.assert_array_equal(again.top(q, 30)[0], ann.top(q, 30)[0])
 
 
 @pytest.mark.parametrize("approximate", [False, True])
 def test_excluded_rows_are_never_returned_even_the_best(matrix: np.ndarray, approximate: bool) -> None:
-    search = VectorSearch.build(matrix, ann_min=100 if approximate else 10_000)
+    search = _approximate(matrix) if approximate else VectorSearch.build(matrix)
     assert search.approximate is approximate
     for q in _queries(10):
         best = _exact_order(matrix, q)
@@ -136,7 +141,7 @@ def test_a_bad_mask_or_query_is_refused(ann: VectorSearch) -> None:
 def test_n_larger_than_the_rows_returns_every_row_in_exact_order(
     matrix: np.ndarray, approximate: bool
 ) -> None:
-    search = VectorSearch.build(matrix, ann_min=100 if approximate else 10_000)
+    search = _approximate(matrix) if approximate else VectorSearch.build(matrix)
     q = _queries(1)[0]
     rows, cosines = search.top(q, ROWS * 3)
     assert rows.tolist() == _exact_order(matrix, q).tolist()
@@ -211,11 +216,12 @@ def test_without_faiss_the_error_names_the_package(
         VectorSearch.build(matrix, ann_min=100)
 
 
-def test_list_and_probe_counts() -> None:
-    assert default_lists(100_000) == 1024
-    assert default_lists(20_000) == 512
-    assert default_lists(1_000_000) == 4096
-    assert default_lists(500) == 8  # no fewer than 39 training rows a list
+def test_list_and_probe_counts(matrix: np.ndarray) -> None:
+    assert default_lists(100_000) == 2530  # 8 * sqrt(rows)
+    assert default_lists(20_000) == 1131
+    assert default_lists(500) == 31  # no fewer than 16 training rows a list
     assert default_lists(10) == 1
-    assert default_probes(1024) == 64
-    assert default_probes(8) == 1
+    assert default_probes(2530, 100_000) == 102  # the lists that hold about 4,000 rows
+    assert default_probes(1131, 20_000) == 227
+    assert default_probes(31, 500) == 31  # every list of a small matrix
+    assert VectorSearch.build(matrix, ann_min=100).params == {"nlist": 31, "nprobe": 31}
