@@ -91,14 +91,8 @@ def load_delta(directory: Path, base: str, number: int, *, dim: int) -> Delta:
     if not folder.is_dir():
         raise damaged(folder, "is missing (CURRENT counts it)")
     meta_path = folder / "meta.json"
-    try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise damaged(meta_path, "is missing") from exc
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise damaged(meta_path, f"is not valid JSON ({exc})") from exc
-    count = meta.get("count") if isinstance(meta, dict) else None
-    deleted = meta.get("deleted") if isinstance(meta, dict) else None
+    meta = _json_object(meta_path)
+    count, deleted = meta.get("count"), meta.get("deleted")
     if not isinstance(count, int) or count < 0 or not isinstance(deleted, dict):
         raise damaged(meta_path, "holds no document count or deleted ids")
     if not all(isinstance(v, list) and all(isinstance(i, str) for i in v) for v in deleted.values()):
@@ -162,7 +156,8 @@ def _generation(directory: Path, pointer: str) -> Path:
     return generation
 
 
-def _meta(path: Path, directory: Path, *, model_id: str, dim: int) -> dict[str, Any]:
+def _json_object(path: Path) -> dict[str, Any]:
+    """A meta.json read, or the damage named: missing, not JSON, or not an object."""
     try:
         meta = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
@@ -171,6 +166,11 @@ def _meta(path: Path, directory: Path, *, model_id: str, dim: int) -> dict[str, 
         raise damaged(path, f"is not valid JSON ({exc})") from exc
     if not isinstance(meta, dict):
         raise damaged(path, "does not hold a JSON object")
+    return meta
+
+
+def _meta(path: Path, directory: Path, *, model_id: str, dim: int) -> dict[str, Any]:
+    meta = _json_object(path)
     if meta.get("format_version") != FORMAT_VERSION:
         raise IndexMissingError(
             f"The index at {directory} has format {meta.get('format_version')}, "
