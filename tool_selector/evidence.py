@@ -26,12 +26,13 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
 from tool_selector.models import PowerCandidate, SearchHit, ToolDocument
 from tool_selector.search.text import field_text, tokenize
-from tool_selector.wordmatrix import WordMatrix, extended
+from tool_selector.wordmatrix import Shards, WordMatrix, collection_held, extended, word_counts
 
 FEATURES: tuple[str, ...] = (
     "top_cosine",
@@ -71,44 +72,94 @@ _UNRANKED = 10  # a power a channel did not rank counts as the 11th
 MAX_SERVERS, MAX_TOOLS = 100, 500  # the catalog sizes the size features saturate at (see above)
 
 
-def _tokens(fields: dict[str, str | list[str]], names: Iterable[str]) -> set[str]:
-    out: set[str] = set()
-    for name in names:
-        value = fields.get(name)
-        if value:
-            out.update(tokenize(field_text(value)))
-    return out
+_POSITION = {name: n for n, name in enumerate(RANKED_FIELDS)}
+_NAME, _SERVER_NAME = _POSITION["name"], _POSITION["server_name"]
+_ORIGINAL = tuple(_POSITION[n] for n in ORIGINAL_FIELDS)
+_ENRICHED = tuple(_POSITION[n] for n in ENRICHED_FIELDS)
+_SERVER = tuple(_POSITION[n] for n in SERVER_FIELDS)
+_NONE: frozenset[str] = frozenset()
 
 
-@dataclass(frozen=True)
-class _DocTerms:
+class _DocTerms(NamedTuple):
     """What the terms read from one tool document."""
 
-    fields: list[set[str]]
+    fields: list[frozenset[str]]  # the words of each of RANKED_FIELDS
     name_tokens: tuple[str, ...]
     own: frozenset[str]
     every: frozenset[str]
     names: frozenset[str]
     actions: tuple[tuple[str, ...], ...]
-    server_words: frozenset[str]
-    server_names: frozenset[str]
 
-    @classmethod
-    def of(cls, doc: ToolDocument) -> _DocTerms:
-        fields = [_tokens(doc.fields, (name,)) for name in RANKED_FIELDS]
-        by_name = dict(zip(RANKED_FIELDS, fields, strict=True))
-        own = set().union(*(by_name[n] for n in ORIGINAL_FIELDS))
-        pairs = doc.fields.get("action_entities") or []
-        return cls(
+
+class _Reader:
+    """Reads documents' words, tokenizing each distinct text once and making each distinct union of
+    fields once: a server's own fields are the same on each of its tools, and many tools' names,
+    parameters and descriptions repeat. Equal word sets are then one object, which the word matrix
+    and the document frequencies count once too."""
+
+    def __init__(self) -> None:
+        self._words: dict[str, frozenset[str]] = {}
+        self._tokens: dict[str, tuple[str, ...]] = {}
+        self._unions: dict[tuple[frozenset[str], ...], frozenset[str]] = {}
+        self._names: dict[frozenset[str], frozenset[str]] = {}
+        self._actions: dict[str | tuple[str, ...], tuple[tuple[str, ...], ...]] = {}
+
+    def tokens(self, text: str) -> tuple[str, ...]:
+        found = self._tokens.get(text)
+        if found is None:
+            found = self._tokens[text] = tuple(tokenize(text))
+        return found
+
+    def _text_words(self, text: str) -> frozenset[str]:
+        found = self._words[text] = frozenset(self.tokens(text))
+        return found
+
+    def union(self, parts: tuple[frozenset[str], ...]) -> frozenset[str]:
+        found = self._unions.get(parts)
+        if found is None:
+            found = self._unions[parts] = _NONE.union(*parts)
+        return found
+
+    def names(self, words: frozenset[str]) -> frozenset[str]:
+        """A name's words, those almost every name says left out."""
+        found = self._names.get(words)
+        if found is None:
+            found = self._names[words] = words - _GENERIC_NAME_TOKENS
+        return found
+
+    def _actions_of(self, pairs: str | list[str]) -> tuple[tuple[str, ...], ...]:
+        key = pairs if isinstance(pairs, str) else tuple(pairs)
+        found = self._actions.get(key)
+        if found is None:
+            read = (self.tokens(p) for p in pairs if isinstance(p, str))
+            found = self._actions[key] = tuple(t for t in read if t)
+        return found
+
+    def read(self, doc: ToolDocument) -> _DocTerms:
+        get, known = doc.fields.get, self._words
+        fields: list[frozenset[str]] = []
+        for name in RANKED_FIELDS:
+            value = get(name)
+            if not value:
+                fields.append(_NONE)
+                continue
+            text = field_text(value)
+            found = known.get(text)
+            fields.append(self._text_words(text) if found is None else found)
+        own = self.union(tuple(fields[n] for n in _ORIGINAL))
+        return _DocTerms(
             fields=fields,
-            name_tokens=tuple(tokenize(field_text(doc.fields.get("name", "")))),
-            own=frozenset(own),
-            every=frozenset(own.union(*(by_name[n] for n in ENRICHED_FIELDS))),
-            names=frozenset(by_name["name"]) - _GENERIC_NAME_TOKENS,
-            actions=tuple(t for t in (tuple(tokenize(p)) for p in pairs if isinstance(p, str)) if t),
-            server_words=frozenset().union(*(by_name[n] for n in SERVER_FIELDS)),
-            server_names=frozenset(by_name["server_name"]) - _GENERIC_NAME_TOKENS,
+            name_tokens=self.tokens(field_text(get("name", ""))),
+            own=own,
+            every=self.union((own, *(fields[n] for n in _ENRICHED))),
+            names=self.names(fields[_NAME]),
+            actions=self._actions_of(get("action_entities") or []),
         )
+
+    def server(self, read: _DocTerms) -> tuple[frozenset[str], frozenset[str]]:
+        """A server's own words (its fields on any of its tools' documents) and its name's words."""
+        fields = read.fields
+        return self.union(tuple(fields[n] for n in _SERVER)), self.names(fields[_SERVER_NAME])
 
 
 @dataclass(frozen=True)
@@ -116,103 +167,105 @@ class CatalogTerms:
     """The words of a catalog, per tool and per power, with their document frequencies over tools.
 
     Built from the same documents the index is built from (``tool_selector.indexing.build_documents``),
-    so both backends see the same numbers. Immutable: a changed catalog builds a new one.
+    so both backends see the same numbers. Immutable: a changed catalog makes new terms (``updated``),
+    which share with these what the change did not write (the maps are ``Shards``).
     """
 
-    tool_words: dict[str, frozenset[str]]
-    tool_original_words: dict[str, frozenset[str]]
-    tool_name_words: dict[str, frozenset[str]]
-    tool_actions: dict[str, tuple[tuple[str, ...], ...]]
-    power_words: dict[str, frozenset[str]]
-    power_name_words: dict[str, frozenset[str]]
-    document_frequency: dict[str, int] = field(default_factory=dict)
-    words: WordMatrix | None = None
-    tool_name_tokens: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    power_tools: dict[str, int] = field(default_factory=dict)
-    power_members: dict[str, frozenset[str]] = field(default_factory=dict)  # power -> its tool ids
-    power_own_words: dict[str, frozenset[str]] = field(default_factory=dict)  # its server fields' words
+    tool_words: Shards[frozenset[str]]
+    tool_original_words: Shards[frozenset[str]]
+    tool_name_words: Shards[frozenset[str]]
+    tool_actions: Shards[tuple[tuple[str, ...], ...]]
+    power_words: Shards[frozenset[str]]
+    power_name_words: Shards[frozenset[str]]
+    document_frequency: Shards[int] = field(default_factory=Shards)
+    words: WordMatrix = field(default_factory=WordMatrix.empty)
+    tool_name_tokens: Shards[tuple[str, ...]] = field(default_factory=Shards)
+    power_tools: Shards[int] = field(default_factory=Shards)
+    power_members: Shards[frozenset[str]] = field(default_factory=Shards)  # power -> its tool ids
+    power_own_words: Shards[frozenset[str]] = field(default_factory=Shards)  # its server fields' words
 
     @classmethod
     def from_documents(cls, documents: Sequence[ToolDocument]) -> CatalogTerms:
-        return cls.empty().updated(documents, ())
+        with collection_held():
+            return cls.empty().updated(documents, ())
 
     @classmethod
     def empty(cls) -> CatalogTerms:
-        return cls({}, {}, {}, {}, {}, {}, words=WordMatrix.build({}, {}, {}))
+        return cls(Shards(), Shards(), Shards(), Shards(), Shards(), Shards())
 
     def updated(self, documents: Sequence[ToolDocument], removed: Iterable[str]) -> CatalogTerms:
         """These terms with the tools ``removed`` (ids) taken out and ``documents`` put in (a document
         of a tool already here replaces it): what ``from_documents`` gives for the new catalog, at the
-        cost of what changed (a registration at 100k tools does not re-read every tool's words)."""
-        tool_words = dict(self.tool_words)
-        original = dict(self.tool_original_words)
-        names = dict(self.tool_name_words)
-        actions = dict(self.tool_actions)
-        name_tokens = dict(self.tool_name_tokens)
-        frequency = Counter(self.document_frequency)
-        members = {k: set(v) for k, v in self.power_members.items()}
-        own_words = dict(self.power_own_words)
-        power_names = dict(self.power_name_words)
-        touched: set[str] = set()
-        gone = {*removed, *(doc.id for doc in documents)} & tool_words.keys()
+        cost of what changed (a registration at 100k tools reads its server's tools' words only, and
+        copies no map nor matrix of the catalog's size)."""
+        tool_words, original = self.tool_words.edit(), self.tool_original_words.edit()
+        names, actions = self.tool_name_words.edit(), self.tool_actions.edit()
+        name_tokens, members = self.tool_name_tokens.edit(), self.power_members.edit()
+        own_words, power_names = self.power_own_words.edit(), self.power_name_words.edit()
+        lost_sets: Counter[frozenset[str]] = Counter()
+        lost: dict[str, set[str]] = {}  # server -> its tools taken out
+        gone = {t for t in {*removed, *(doc.id for doc in documents)} if t in tool_words}
         for tool_id in gone:
-            frequency.subtract(tool_words.pop(tool_id))
-            original.pop(tool_id, None)
-            names.pop(tool_id, None)
-            actions.pop(tool_id, None)
-            name_tokens.pop(tool_id, None)
-            server = tool_id.rpartition("::")[0]
-            members.get(server, set()).discard(tool_id)
-            touched.add(server)
-        per_field: dict[str, list[set[str]]] = {}
-        seen: set[str] = set()  # servers whose own fields this update has read
-        for doc in documents:
-            read = _DocTerms.of(doc)
-            per_field[doc.id] = read.fields
-            name_tokens[doc.id], original[doc.id], tool_words[doc.id] = read.name_tokens, read.own, read.every
-            names[doc.id], actions[doc.id] = read.names, read.actions
-            if doc.server not in seen:  # a server's own fields are the same on each of its tools
-                seen.add(doc.server)
-                own_words[doc.server], power_names[doc.server] = read.server_words, read.server_names
-            members.setdefault(doc.server, set()).add(doc.id)
-            touched.add(doc.server)
-            frequency.update(read.every)
-        power_words = dict(self.power_words)
-        power_tools = dict(self.power_tools)
-        changed_powers: dict[str, set[str]] = {}
-        for server in touched:
-            tools = members.get(server, set())
+            lost_sets[tool_words.pop(tool_id) or _NONE] += 1
+            for held in (original, names, actions, name_tokens):
+                held.pop(tool_id)
+            lost.setdefault(tool_id.rpartition("::")[0], set()).add(tool_id)
+        added_sets: Counter[frozenset[str]] = Counter()
+        added: dict[str, set[str]] = {}  # server -> its tools put in
+        per_field: dict[str, list[frozenset[str]]] = {}
+        new_words: dict[str, frozenset[str]] = {}
+        reader = _Reader()
+        read_all = [(doc, reader.read(doc)) for doc in documents]
+        for doc, read in read_all:
+            per_field[doc.id], new_words[doc.id] = read.fields, read.every
+            if doc.server not in added:  # a server's own fields are the same on each of its tools
+                own_words[doc.server], power_names[doc.server] = reader.server(read)
+                added[doc.server] = set()
+            added[doc.server].add(doc.id)
+            added_sets[read.every] += 1
+        tool_words.update(new_words)
+        original.update({doc.id: read.own for doc, read in read_all})
+        names.update({doc.id: read.names for doc, read in read_all})
+        actions.update({doc.id: read.actions for doc, read in read_all})
+        name_tokens.update({doc.id: read.name_tokens for doc, read in read_all})
+        power_words, power_tools = self.power_words.edit(), self.power_tools.edit()
+        changed_powers: dict[str, frozenset[str]] = {}
+        emptied: set[str] = set()
+        for server in lost.keys() | added.keys():
+            tools = ((members.get(server) or _NONE) - lost.get(server, set())).union(added.get(server, ()))
             if not tools:  # a server with no tool left is no power of the terms
-                power_words.pop(server, None)
-                power_tools.pop(server, None)
-                members.pop(server, None)
-                own_words.pop(server, None)
-                power_names.pop(server, None)
+                for gone_power in (power_words, members, own_words, power_names):
+                    gone_power.pop(server)
+                power_tools.pop(server)
+                emptied.add(server)
                 continue
-            words = set(own_words[server]).union(*(tool_words[t] for t in tools))
-            power_words[server] = frozenset(words)
+            union = own_words[server].union(*(tool_words[t] for t in tools))
+            changed_powers[server] = union
             power_tools[server] = len(tools)
-            changed_powers[server] = words
-        matrix = self.words if self.words is not None else WordMatrix.build({}, {}, {})
+            members[server] = frozenset(tools)
+        power_words.update(changed_powers)
+        frequency = self.document_frequency.edit()
+        added_words, lost_words = word_counts(added_sets), word_counts(lost_sets)
+        for word in added_words.keys() | lost_words.keys():
+            n = (frequency.get(word) or 0) + added_words[word] - lost_words[word]
+            if n > 0:
+                frequency[word] = n
+            else:
+                frequency.pop(word)
+        words = extended(self.words, per_field, new_words, changed_powers, (gone, emptied))
         return CatalogTerms(
-            tool_words=tool_words,
-            tool_original_words=original,
-            tool_name_words=names,
-            tool_actions=actions,
-            power_words=power_words,
-            power_name_words=power_names,
-            document_frequency={w: n for w, n in frequency.items() if n > 0},
-            words=extended(
-                matrix,
-                per_field,
-                {k: tool_words[k] for k in per_field},
-                changed_powers,
-                (gone, touched - power_words.keys()),
-            ),
-            tool_name_tokens=name_tokens,
-            power_tools=power_tools,
-            power_members={k: frozenset(v) for k, v in members.items()},
-            power_own_words=own_words,
+            tool_words=tool_words.done(),
+            tool_original_words=original.done(),
+            tool_name_words=names.done(),
+            tool_actions=actions.done(),
+            power_words=power_words.done(),
+            power_name_words=power_names.done(),
+            document_frequency=frequency.done(),
+            words=words,
+            tool_name_tokens=name_tokens.done(),
+            power_tools=power_tools.done(),
+            power_members=members.done(),
+            power_own_words=own_words.done(),
         )
 
     @property

@@ -100,7 +100,9 @@ class ResolveService:
         service = cls.__new__(cls)
         service.container = container = previous.container
         _check_index(container, allow_stale=allow_stale)
-        powers = {k: v for k, v in previous.powers.items() if k not in changed}
+        powers = dict(previous.powers)  # a plain copy: filtering it in a comprehension cost ~50 ms at 37k
+        for name in changed:
+            powers.pop(name, None)
         powers.update(power_directory(container, changed))
         service.powers = powers
         removed = [t for s in changed for t in previous.terms.power_members.get(s, ())]

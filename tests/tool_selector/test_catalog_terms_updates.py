@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tool_selector import wordmatrix
 from tool_selector.evidence import RANKED_FIELDS, CatalogTerms
 from tool_selector.models import ToolDocument
 from tool_selector.wordmatrix import WordMatrix
@@ -119,3 +120,63 @@ def test_a_server_whose_own_fields_change_and_a_server_left_without_tools() -> N
     emptied = terms.updated([], [d.id for d in own])
     assert server not in emptied.power_words and server not in emptied.power_tools
     _same(emptied, CatalogTerms.from_documents([d for d in docs if d.server != server]))
+
+
+def _rewritten(docs: list[ToolDocument], words: str) -> list[ToolDocument]:
+    return [d.model_copy(update={"fields": {**d.fields, "description": words}}) for d in docs]
+
+
+def _replaced(docs: list[ToolDocument], changed: list[ToolDocument]) -> list[ToolDocument]:
+    by_id = {d.id: d for d in changed}
+    return [by_id.get(d.id, d) for d in docs]
+
+
+def test_terms_updated_twice_from_the_same_terms_keep_each_their_own_rows() -> None:
+    """Rows are appended in place past the last matrix made: two updates of the same terms (a failed
+    update retried, a test) must not write over each other's rows, nor over the terms they came from."""
+    docs = _docs(120)
+    base = CatalogTerms.from_documents(docs)
+    one, two = _rewritten(docs[:4], "alpha zebra crossing"), _rewritten(docs[4:9], "beta quokka jump")
+    first = base.updated(one, ())
+    second = base.updated(two, [docs[10].id])
+    third = first.updated(_rewritten(docs[:2], "gamma walrus"), ())
+    _same(base, CatalogTerms.from_documents(docs))
+    _same(first, CatalogTerms.from_documents(_replaced(docs, one)))
+    expected = [d for d in _replaced(docs, two) if d.id != docs[10].id]
+    _same(second, CatalogTerms.from_documents(expected))
+    _same(
+        third,
+        CatalogTerms.from_documents(_replaced(_replaced(docs, one), _rewritten(docs[:2], "gamma walrus"))),
+    )
+
+
+def test_the_maps_are_shared_with_the_terms_they_came_from_not_written_over() -> None:
+    docs = _docs(80)
+    base = CatalogTerms.from_documents(docs)
+    removed = docs[0]
+    after = base.updated([], [removed.id])
+    assert removed.id in base.tool_words and removed.id not in after.tool_words
+    assert (base.tools, after.tools) == (len(docs), len(docs) - 1)
+    assert base.words.tool_rows.get(removed.id) is not None and removed.id not in after.words.tool_rows
+    kept = docs[1].id
+    assert after.tool_words[kept] is base.tool_words[kept]  # shared, not read again
+
+
+def test_rows_left_behind_by_changes_are_dropped_once_they_outnumber_the_live_ones(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(wordmatrix, "_SLACK", 0)
+    docs = _docs(60)
+    terms = CatalogTerms.from_documents(docs)
+    width = len(RANKED_FIELDS) + 1
+    current = list(docs)
+    heights = []
+    for n in range(10):
+        changed = _rewritten(current[:20], f"round {n} of the tapir")
+        current = _replaced(current, changed)
+        terms = terms.updated(changed, [current[-1 - n].id])
+        current = current[: len(current) - 1 - n] + current[len(current) - n :]
+        heights.append(terms.words.fields.shape[0])
+        _same(terms, CatalogTerms.from_documents(current))
+    assert max(heights) <= 2 * len(docs) * width + 20 * width  # compacted on the way
+    assert terms.words.powers.shape[0] <= 2 * terms.powers + 1

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 import Stemmer
 
@@ -30,15 +29,33 @@ def split_identifiers(text: str) -> str:
     return _CAMEL.sub(" ", text).replace("_", " ").replace("-", " ")
 
 
-@lru_cache(maxsize=65536)
-def _stem(word: str) -> str:
+_DROPPED = "\0"  # what ``_WORDS`` says of a word tokenize leaves out (no token holds it)
+_WORDS: dict[str, str] = {}  # a lowercased word -> its token, or _DROPPED: a word is stemmed once
+_WORDS_MAX = 1 << 18  # forgotten all at once when full (queries may bring any number of new words)
+
+
+def _token(word: str) -> str:
+    if word in STOPWORDS or len(word) < 2:
+        return _DROPPED
     return str(_stemmer.stemWord(word))
 
 
 def tokenize(text: str) -> list[str]:
     """Tokens for BM25: identifiers split, lowercased, stopwords dropped, Snowball-stemmed."""
-    words = _TOKEN.findall(split_identifiers(text).lower())
-    return [_stem(w) for w in words if w not in STOPWORDS and len(w) > 1]
+    lowered = text.lower()
+    if lowered != text:  # only an upper-case letter can split an identifier (the separators ``_`` and
+        lowered = _CAMEL.sub(" ", text).lower()  # ``-`` split words anyway: no token holds them)
+    known = _WORDS
+    if len(known) > _WORDS_MAX:
+        known.clear()
+    out = []
+    for word in _TOKEN.findall(lowered):
+        token = known.get(word)
+        if token is None:
+            token = known[word] = _token(word)
+        if token is not _DROPPED:
+            out.append(token)
+    return out
 
 
 def field_text(value: str | list[str]) -> str:
