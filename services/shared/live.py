@@ -10,6 +10,7 @@ empties: in every process within ``index_check_s`` of the mark, at once in the p
 
 from __future__ import annotations
 
+import gc
 import logging
 import math
 import threading
@@ -76,7 +77,8 @@ class LiveResolver:
         self.container.backend.refresh()
         writing = self._writing()
         try:
-            fresh = self._updated(mark, writing) or ResolveService(self.container, allow_stale=writing)
+            updated = self._updated(mark, writing)
+            fresh = updated or ResolveService(self.container, allow_stale=writing)
         except IndexDamagedError:
             # the backend now holds nothing to serve: forget the service, so that every read looks
             # again and picks up the repair (`index rebuild` keeps the mark, so the mark cannot tell)
@@ -94,6 +96,11 @@ class LiveResolver:
             logger.info("the index changed; now resolving against the new one")
         self._service = fresh
         self._built_for = None if writing else mark
+        if updated is None:
+            # a service of 100k tools is millions of long-lived objects, which every full collection
+            # walked again (2-4.7 s, measured inside a request): the collector skips them from now on
+            # (what the old service held is still freed, by reference counting, when it goes)
+            gc.freeze()
         self.generation += 1
         with self._answers_lock:
             self._answers.clear()
