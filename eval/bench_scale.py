@@ -17,7 +17,9 @@ and measured in a child process of its own, so that its peak memory is its own:
   it, which loads the new index as the running API does: the tool is searchable then. Median of a few,
   each tool deleted again the same way. Registrations run under ``trust.registered = tofu``: under the
   default ``approve`` the tool waits for an approval, which costs one more refresh.
-- peak RSS (VmHWM) of the child. A size that runs past ``timeout_s`` is cut off and reported as such.
+- peak RSS (VmHWM) of the child, and the peak so far after each build stage; the child's CPU seconds
+  of each build stage (every thread's: steadier than the wall on a shared machine). A size that runs
+  past ``timeout_s`` is cut off and reported as such.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ from tool_selector.embedding import Embedder
 from tool_selector.hashing import sha256_of
 from tool_selector.indexing import embedding_text, server_embedding_text
 from tool_selector.logging_setup import configure_logging
-from tool_selector.models import CreationMethod, ToolRecord, ToolSpec
+from tool_selector.models import CreationMethod, ToolSpec
 from tool_selector.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -161,16 +163,13 @@ def seed_copy_vectors(container: Container) -> int:
     measured rate: ``full_build_s_estimate``)."""
     store, embedder = container.store, container.embedder
     servers = {s.name: s for s in store.list_servers()}
-    by_server: dict[str, list[ToolRecord]] = {}
-    for tool in store.list_tools(cleared_only=True):
-        by_server.setdefault(tool.server, []).append(tool)
     pairs: list[tuple[str, str]] = []  # (the copy's text, its original's text)
     for name, server in servers.items():
         match = COPY.match(name)
         original = servers.get(match["original"]) if match else None
         if original is None:
             continue
-        tools = by_server.get(name, [])
+        tools = store.list_tools(name, cleared_only=True)  # one server's records held at a time
         pairs.extend((embedding_text(t, server), embedding_text(t, original)) for t in tools)
         pairs.append((server_embedding_text(server, tools), server_embedding_text(original, tools)))
 
@@ -185,17 +184,20 @@ def seed_copy_vectors(container: Container) -> int:
         fresh = dict(zip((key(o) for o in chunk), embedder.embed_documents(chunk), strict=True))
         store.put_vectors(embedder.model_id, fresh)
         known.update(fresh)
-    seeded = {key(c): known[key(o)] for c, o in pairs}
-    for start in range(0, len(pairs), 5000):
-        store.put_vectors(embedder.model_id, dict(list(seeded.items())[start : start + 5000]))
+    seeded = list({key(c): known[key(o)] for c, o in pairs}.items())
+    for start in range(0, len(seeded), 5000):
+        store.put_vectors(embedder.model_id, dict(seeded[start : start + 5000]))
     return len(pairs)
 
 
 def _seconds_per_document(container: Container, sample: int = 64) -> float:
     """The embedding time of one tool document here, timed on a sample of the catalog's own texts."""
-    texts = [
-        embedding_text(t, container.store.get_server(t.server)) for t in container.store.list_tools()[:sample]
-    ]
+    store, texts = container.store, []
+    for server in store.list_servers():  # the catalog's first tools, without reading all of them
+        texts += [embedding_text(t, server) for t in store.list_tools(server.name)]
+        if len(texts) >= sample:
+            break
+    texts = texts[:sample]
     started = time.perf_counter()
     container.embedder.embed_documents(texts)
     return (time.perf_counter() - started) / max(1, len(texts))
@@ -207,15 +209,19 @@ def measure_size(job: SizeJob) -> dict[str, Any]:
     figures: dict[str, Any] = {}
     paths = check_dataset_dir(job.catalog)
     with Container(settings, embedder=job.embedder) as container:
+        cpu = [time.process_time()]  # the child's CPU seconds (every thread's) after each stage
         started = time.perf_counter()
         imported = import_catalog_dir(container, job.catalog, approve=True, actor=ACTOR)
-        imported_at = time.perf_counter()
+        imported_at, rss_imported = time.perf_counter(), peak_rss_mb()
+        cpu.append(time.process_time())
         enrich_catalog(container, container.enrichers("offline"))
-        enriched_at = time.perf_counter()
+        enriched_at, rss_enriched = time.perf_counter(), peak_rss_mb()
+        cpu.append(time.process_time())
         reused = seed_copy_vectors(container) if job.reuse_copy_vectors else 0
         seeded_at = time.perf_counter()
         indexed = build_index(container)
         built_at = time.perf_counter()
+        cpu.append(time.process_time())
         tools = container.backend.count()
         embedded = indexed.embedded + indexed.servers_embedded
         index_s = (built_at - seeded_at) + (seeded_at - enriched_at)  # the originals' vectors included
@@ -231,6 +237,12 @@ def measure_size(job: SizeJob) -> dict[str, Any]:
                 "index_s": round(index_s, 2),
                 "build_s": round(built_at - started, 2),
                 "build_tools_per_s": round(imported.tools_added / (built_at - started), 1),
+                "import_cpu_s": round(cpu[1] - cpu[0], 1),  # on a busy machine, steadier than the wall
+                "enrich_cpu_s": round(cpu[2] - cpu[1], 1),
+                "index_cpu_s": round(cpu[3] - cpu[2], 1),
+                "build_cpu_s": round(cpu[3] - cpu[0], 1),
+                "rss_after_import_mb": rss_imported,  # the peak so far, after each stage
+                "rss_after_enrich_mb": rss_enriched,
                 "documents_embedded": embedded,
                 "data_mb": _folder_mb(settings.data_dir),
                 "index_mb": _folder_mb(settings.index_dir),

@@ -10,7 +10,7 @@ The server profile's keywords are merged into every tool's keywords.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -61,10 +61,14 @@ MAX_ACTION_ENTITIES = 30
 MAX_KEYWORDS = 40
 
 
-def enrichment_key(tool: ToolSpec, profile_hash: str, enricher: Enricher) -> str:
+def enrichment_key(
+    tool: ToolSpec, profile_hash: str, enricher: Enricher, tool_hash: str | None = None
+) -> str:
+    """The cache key of a tool's enrichment; ``tool_hash`` is ``tool.compute_hash()`` when the caller
+    has it already."""
     return cache_key(
         "enrichment",
-        tool.compute_hash(),
+        tool.compute_hash() if tool_hash is None else tool_hash,
         profile_hash,
         enricher.kind,
         enricher.model,
@@ -72,8 +76,10 @@ def enrichment_key(tool: ToolSpec, profile_hash: str, enricher: Enricher) -> str
     )
 
 
-def enrichment_hash_of(tool: ToolSpec, profile_hash: str, enricher: Enricher) -> str:
-    return sha256_of(enrichment_key(tool, profile_hash, enricher))
+def enrichment_hash_of(
+    tool: ToolSpec, profile_hash: str, enricher: Enricher, tool_hash: str | None = None
+) -> str:
+    return sha256_of(enrichment_key(tool, profile_hash, enricher, tool_hash))
 
 
 def tool_entity(tool: ToolSpec) -> str:
@@ -132,6 +138,7 @@ def _record(
     enricher: Enricher,
     now: datetime,
     include_server_keywords: bool,
+    tool_hash: str,
 ) -> ToolEnrichment:
     keywords = list(draft.semantic_keywords) + (profile.semantic_keywords if include_server_keywords else [])
     return ToolEnrichment(
@@ -142,8 +149,8 @@ def _record(
         use_cases=list(draft.use_cases),
         mcp_server_name=tool.server,
         server_domain=profile.domain,
-        tool_hash=tool.compute_hash(),
-        enrichment_hash=enrichment_hash_of(tool, profile.profile_hash, enricher),
+        tool_hash=tool_hash,
+        enrichment_hash=enrichment_hash_of(tool, profile.profile_hash, enricher, tool_hash),
         enricher=enricher.kind,
         model=enricher.model,
         prompt_version=enricher.prompt_version,
@@ -168,12 +175,16 @@ def enrich_server_tools(
     now: datetime,
     fallback: Enricher | None = None,
     include_server_keywords: bool = True,
+    tool_hashes: Mapping[str, str] | None = None,
 ) -> EnrichOutcome:
     """Enrich these tools of one server. Cached drafts are reused; the rest go to the enricher in one
     call (it may batch further). Tools the enricher could not do fall back (when a fallback is given)
-    and are reported; a failure without a fallback raises LLMError."""
+    and are reported; a failure without a fallback raises LLMError. ``tool_hashes`` (by tool id) are
+    the tools' ``compute_hash()`` when the caller has them already."""
     outcome = EnrichOutcome()
-    keys = {t.name: enrichment_key(t, profile.profile_hash, enricher) for t in tools}
+    known = tool_hashes or {}
+    hashes = {t.name: known.get(t.id) or t.compute_hash() for t in tools}
+    keys = {t.name: enrichment_key(t, profile.profile_hash, enricher, hashes[t.name]) for t in tools}
     drafts: dict[str, EnrichmentDraft] = {}
     for tool in tools:
         hit = cache.get(keys[tool.name], EnrichmentDraft)
@@ -205,7 +216,7 @@ def enrich_server_tools(
     by_name = {t.name: t for t in tools}
     for name, draft in drafts.items():
         outcome.enrichments.append(
-            _record(by_name[name], draft, profile, enricher, now, include_server_keywords)
+            _record(by_name[name], draft, profile, enricher, now, include_server_keywords, hashes[name])
         )
     left = [t for t in tools if t.name not in drafts]
     if left and fallback is not None:
@@ -214,8 +225,9 @@ def enrich_server_tools(
         backup = fallback.enrich(server, profile, left)
         for tool in left:
             if tool.name in backup:
+                draft, digest = backup[tool.name], hashes[tool.name]
                 outcome.enrichments.append(
-                    _record(tool, backup[tool.name], profile, fallback, now, include_server_keywords)
+                    _record(tool, draft, profile, fallback, now, include_server_keywords, digest)
                 )
                 outcome.fallbacks += 1
     elif left:

@@ -21,6 +21,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from semantic_enrichment.base import EnrichmentDraft, ProfileDraft
 from semantic_enrichment.enrichment import GENERIC_NAME_WORDS
@@ -50,9 +51,24 @@ def words_of(text: str) -> list[str]:
     return _WORD.findall(split_identifiers(text[:MAX_TEXT]).lower())
 
 
+class _Unprintable(dict[int, int]):
+    """``str.translate`` table: each character not printable becomes a space (learnt as it is met)."""
+
+    def __missing__(self, code: int) -> int:
+        self[code] = code if chr(code).isprintable() else 32
+        return self[code]
+
+
+_PRINTABLE = _Unprintable()
+
+
+@lru_cache(maxsize=2**16)
 def first_sentence(text: str, limit: int = 240) -> str:
-    """The text's first sentence, whitespace and control characters collapsed, cut at a word."""
-    flat = " ".join("".join(c if c.isprintable() else " " for c in text[:MAX_TEXT]).split())
+    """The text's first sentence, whitespace and control characters collapsed, cut at a word. Kept for
+    the texts seen last: a tool's description is read by the profiler and the enricher, and the same
+    texts come again under other servers' names."""
+    head = text[:MAX_TEXT]
+    flat = " ".join((head if head.isprintable() else head.translate(_PRINTABLE)).split())
     first = _SENTENCE_END.split(flat, maxsplit=1)[0] if flat else ""
     if len(first) > limit:
         first = first[:limit].rsplit(" ", 1)[0][:limit]
@@ -125,10 +141,17 @@ def tool_terms(tool: ToolSpec) -> ToolTerms:
     ``todoist_create_task`` -> create / task; ``zoomeye_vuldb_by_id`` -> (no verb) / zoomeye vuldb;
     ``weather`` described as "Fetches the weather for a city" -> fetch / weather.
     """
+    return _terms(tool.name, tool.description)
+
+
+@lru_cache(maxsize=2**16)
+def _terms(name: str, description: str) -> ToolTerms:
+    """``tool_terms`` of a name and description, kept for the pairs seen last (the profiler and the
+    enricher both read them; a large catalog holds the same tool under several servers)."""
     verb: str | None = None
     before: list[str] = []
     after: list[str] = []
-    for word in words_of(tool.name):
+    for word in words_of(name):
         found = canonical_verb(word)
         if verb is None and found is not None:
             verb = found
@@ -140,7 +163,7 @@ def tool_terms(tool: ToolSpec) -> ToolTerms:
     if cut:
         after = after[:cut]
     rest = [w for w in (after or before) if w not in GENERIC_NAME_WORDS and not w.isdigit()]
-    desc_words = words_of(first_sentence(tool.description))
+    desc_words = words_of(first_sentence(description))
     desc_verbs = _leading_verbs(desc_words)
     if verb is None and desc_verbs:
         verb = desc_verbs[0]
@@ -230,22 +253,33 @@ class OfflineEnricher:
 
 def enrich_tool(server: ServerSpec, profile: ServerProfile, tool: ToolSpec) -> EnrichmentDraft:
     """One tool's draft: only words taken from its name, description and server, and their synonyms."""
-    terms = tool_terms(tool)
+    label = " ".join(w for w in words_of(server.name) if w not in BOILERPLATE) or server.name
+    draft = _draft(tool.name, tool.description, label, profile.domain)
+    return EnrichmentDraft.model_construct(  # a copy of what _draft validated: the caller may change it
+        enhanced_description=draft.enhanced_description,
+        action_entities=list(draft.action_entities),
+        semantic_keywords=list(draft.semantic_keywords),
+        use_cases=list(draft.use_cases),
+    )
+
+
+@lru_cache(maxsize=2**14)
+def _draft(name: str, description: str, server_label: str, domain: str) -> EnrichmentDraft:
+    """The draft of a tool by what it is made from, kept for the inputs seen last: a large catalog's
+    copies of a server (``<name> (copy k)``) share their label, so their tools' drafts are made once."""
+    terms = _terms(name, description)
     entity_words = terms.entity.split()
     keywords = [
         *entity_words,
         *(s for w in entity_words for s in NOUN_SYNONYMS.get(w, ())),
-        *(w for w in words_of(tool.name) if _content(w)),
+        *(w for w in words_of(name) if _content(w)),
     ]
-    server_label = " ".join(w for w in words_of(server.name) if w not in BOILERPLATE) or server.name
     action = f"{terms.verb or 'use'} {terms.entity}".strip()
     use_cases = [f"{action} with {server_label}"]
     if terms.verb:
         use_cases += [f"{s} {terms.entity}".strip() for s in VERB_SYNONYMS.get(terms.verb, ())[:2]]
-    summary = first_sentence(tool.description, 600)
-    enhanced = (
-        f"{summary} {action.capitalize()} ({profile.domain})." if summary else f"{action} ({profile.domain})."
-    )
+    summary = first_sentence(description, 600)
+    enhanced = f"{summary} {action.capitalize()} ({domain})." if summary else f"{action} ({domain})."
     return EnrichmentDraft(
         enhanced_description=enhanced[:1500],
         action_entities=_dedupe(action_entities(terms), 30, 80),

@@ -9,7 +9,7 @@ maximum age (7 days by default). Claude's answers are cached by profile hash + p
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 
 from pydantic import BaseModel
@@ -23,9 +23,15 @@ from tool_selector.models import ServerProfile, ServerSpec, ToolSpec
 logger = logging.getLogger(__name__)
 
 
-def compute_profile_hash(server: ServerSpec, tools: Sequence[ToolSpec]) -> str:
-    """sha256 over the server's name and description and its sorted tool hashes."""
-    return hashing.profile_hash(server.name, server.description, (t.compute_hash() for t in tools))
+def compute_profile_hash(
+    server: ServerSpec, tools: Sequence[ToolSpec], tool_hashes: Mapping[str, str] | None = None
+) -> str:
+    """sha256 over the server's name and description and its sorted tool hashes (``tool_hashes``, by
+    tool id: their ``compute_hash()`` when the caller has them already)."""
+    known = tool_hashes or {}
+    return hashing.profile_hash(
+        server.name, server.description, (known.get(t.id) or t.compute_hash() for t in tools)
+    )
 
 
 def needs_profile(
@@ -73,11 +79,13 @@ def profile_server(
     max_age: timedelta,
     fallback: Profiler | None = None,
     refresh: bool = False,
+    tool_hashes: Mapping[str, str] | None = None,
 ) -> ProfileOutcome:
     """Profile one server. When the profiler fails (LLMError) and a fallback is given, the fallback's
     profile is used and the failure is reported; the cache only ever receives validated profiles.
-    ``refresh`` skips the cache (a forced re-profile) and stores the new profile in it."""
-    profile_hash = compute_profile_hash(server, tools)
+    ``refresh`` skips the cache (a forced re-profile) and stores the new profile in it;
+    ``tool_hashes`` as in ``compute_profile_hash``."""
+    profile_hash = compute_profile_hash(server, tools, tool_hashes)
     key = cache_key("profile", profile_hash, profiler.kind, profiler.model, profiler.prompt_version)
     cached = None if refresh else cache.get(key, ProfileDraft)
     if cached is not None:

@@ -25,6 +25,7 @@ from tool_selector.catalog.store import CatalogStore
 from tool_selector.catalog_read import Catalog, read_catalog
 from tool_selector.embedding import Embedder
 from tool_selector.hashing import profile_hash, sha256_of
+from tool_selector.indexed import indexed_ids, upsert_documents
 from tool_selector.models import (
     ServerProfile,
     ServerRecord,
@@ -291,18 +292,14 @@ def index_catalog(
     tools, tool_texts = _tool_documents(catalog)
     servers, server_texts = _server_documents(catalog)
     summary = IndexSummary(documents=len(tools), servers_indexed=len(servers))
-    indexed = {} if rebuild else backend.ids()
-    indexed_servers = {} if rebuild else backend.ids(target="servers")
-    if scope is not None:  # only the documents of the servers in scope are compared
-        indexed = {i: h for i, h in indexed.items() if i.rpartition("::")[0] in scope}
-        indexed_servers = {i: h for i, h in indexed_servers.items() if i in scope}
+    # only the documents of the servers in scope are compared
+    indexed = {} if rebuild else indexed_ids(backend, scope)
+    indexed_servers = {} if rebuild else indexed_ids(backend, scope, "servers")
     changed = [d for d in tools if indexed.get(d.id) != d.text_hash]
     changed_servers = [d for d in servers if indexed_servers.get(d.id) != d.text_hash]
     if scope is not None:  # the documents outside the changed servers are there and unchanged
-        outside = len(backend.ids()) - len(indexed)
-        outside_servers = len(backend.ids(target="servers")) - len(indexed_servers)
-        summary.documents += outside
-        summary.servers_indexed += outside_servers
+        summary.documents += backend.count() - len(indexed)
+        summary.servers_indexed += backend.count(target="servers") - len(indexed_servers)
     summary.unchanged = summary.documents - len(changed)
     summary.servers_unchanged = summary.servers_indexed - len(changed_servers)
     keys = [sha256_of([embedder.model_id, tool_texts[d.id]]) for d in changed]
@@ -319,13 +316,15 @@ def index_catalog(
     summary.embedded = len(set(keys) & fresh.keys())
     summary.servers_embedded = len(set(server_keys) & fresh.keys() - set(keys))
     vectors = {**cached, **fresh}
-    if changed:
-        result = backend.upsert(_with_vectors(changed, keys, vectors))
-        summary.written, summary.errors = result.written, dict(result.errors)
-    if changed_servers:
-        result = backend.upsert(_with_vectors(changed_servers, server_keys, vectors))
-        summary.servers_written = result.written
-        summary.errors.update({f"server:{name}": error for name, error in result.errors.items()})
+    if changed or changed_servers:
+        summary.errors, server_errors = upsert_documents(
+            backend,
+            _with_vectors(changed, keys, vectors),
+            _with_vectors(changed_servers, server_keys, vectors),
+        )
+        summary.written = len(changed) - len(summary.errors)
+        summary.servers_written = len(changed_servers) - len(server_errors)
+        summary.errors.update({f"server:{name}": error for name, error in server_errors.items()})
     current = {d.id for d in tools}
     gone = [i for i in (backend.ids() if rebuild else indexed) if i not in current]
     if gone:

@@ -22,7 +22,9 @@ from collections.abc import Callable
 from services.shared.container import Container
 from services.shared.writing import writes
 from tool_selector.errors import IndexDamagedError, IndexMissingError
+from tool_selector.indexed import indexed_ids
 from tool_selector.indexing import IndexSummary, build_documents, build_server_documents, index_catalog
+from tool_selector.indexing_rows import RowWriter, build_rows
 
 logger = logging.getLogger(__name__)
 
@@ -68,9 +70,8 @@ def _same_documents(container: Container, servers: set[str]) -> bool:
         ("tools", build_documents(container.store, servers)),
         ("servers", build_server_documents(container.store, servers)),
     ):
-        held = backend.ids(target=target)  # type: ignore[arg-type]
-        indexed = {i for i in held if (i.rpartition("::")[0] if target == "tools" else i) in servers}
-        if indexed != {d.id for d in docs} or any(held[d.id] != d.text_hash for d in docs):
+        held = indexed_ids(backend, servers, target)  # type: ignore[arg-type]
+        if set(held) != {d.id for d in docs} or any(held[d.id] != d.text_hash for d in docs):
             return False
     return True
 
@@ -160,9 +161,33 @@ def _require_tools(container: Container) -> None:
 def build_index(
     container: Container, *, rebuild: bool = False, progress: Callable[[int, int], None] | None = None
 ) -> IndexSummary:
-    """``tool-selector index build``: refuses an empty catalog."""
+    """``tool-selector index build``: refuses an empty catalog. An empty index of a backend that takes
+    rows in bulk (the embedded one) is filled in bulk (``_first_build``); any other is refreshed."""
     _require_tools(container)
-    return refresh_index(container, rebuild=rebuild, progress=progress)
+    summary = None if rebuild else _first_build(container, progress)
+    return summary if summary is not None else refresh_index(container, rebuild=rebuild, progress=progress)
+
+
+def _first_build(container: Container, progress: Callable[[int, int], None] | None) -> IndexSummary | None:
+    """Fill an empty index in bulk (tool_selector/indexing_rows.py: the documents, vectors and files a
+    refresh makes, without a list of floats per document) and mark it current as ``refresh_index``
+    does; None, with nothing written, when the backend does not take rows, holds documents or is damaged
+    (``refresh_index`` then does the work)."""
+    backend, store = container.backend, container.store
+    if not isinstance(backend, RowWriter) or backend.dim != container.embedder.dim:
+        return None
+    backend.refresh()  # another process may have written a generation meanwhile
+    try:
+        if backend.count() or backend.count(target="servers"):
+            return None
+    except (IndexDamagedError, IndexMissingError):
+        return None  # refresh_index replaces it, or says why it cannot
+    built_from = store.change_seq()  # taken first: a change made meanwhile leaves the index stale
+    summary = build_rows(store, backend, container.embedder, progress)
+    if summary is not None:
+        store.set_meta(container.index_key + SEQ_MARK, str(built_from))
+        _prune(container)
+    return summary
 
 
 @writes("index rebuild")

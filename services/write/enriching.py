@@ -2,8 +2,9 @@
 
 Only servers whose profile hash changed (or whose profile is too old, or made by another profiler)
 are profiled again, and only tools whose enrichment hash changed are enriched again. Results are
-written server by server, each in one transaction, so a run killed half-way keeps what it finished
-and the next run does the rest.
+written as they come, a few servers in one transaction (at most ``SAVE_TOOLS`` tools or
+``SAVE_SECONDS`` apart), so a run killed half-way keeps what it finished and the next run does the
+rest.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -25,7 +27,7 @@ from semantic_enrichment.profiling import ProfileOutcome, compute_profile_hash, 
 from services.shared.container import Container
 from services.shared.writing import writes
 from tool_selector.errors import NotFoundError
-from tool_selector.models import ServerProfile, ServerRecord, ToolRecord
+from tool_selector.models import ServerProfile, ServerRecord, ToolEnrichment, ToolRecord
 
 logger = logging.getLogger(__name__)
 
@@ -43,12 +45,17 @@ class EnrichSummary(BaseModel):
     seconds: float = 0.0
 
 
+SAVE_TOOLS = 1000  # enrichments written in one transaction, at most
+SAVE_SECONDS = 1.0  # ... and results waiting at most this long (a Claude run's are written at once)
+
+
 @dataclass
 class _Work:
     server: ServerRecord
     tools: list[ToolRecord]
     stored: ServerProfile | None
     enrichment_hashes: dict[str, str]
+    tool_hashes: dict[str, str]  # each tool's compute_hash(), by id: computed once
     changed: list[ToolRecord] = field(default_factory=list)
     forced: bool = False
 
@@ -88,8 +95,11 @@ def _plan(
     plan: list[_Work] = []
     for server in records:
         tools = by_server.get(server.name, [])
-        work = _Work(server, tools, profiles.get(server.name), {t.id: hashes.get(t.id, "") for t in tools})
-        profile_hash = compute_profile_hash(server, tools)
+        tool_hashes = {t.id: t.compute_hash() for t in tools}
+        work = _Work(
+            server, tools, profiles.get(server.name), {t.id: hashes.get(t.id, "") for t in tools}, tool_hashes
+        )
+        profile_hash = compute_profile_hash(server, tools, tool_hashes)
         if server.name in force:
             work.stored, work.forced, work.enrichment_hashes = None, True, {t.id: "" for t in tools}
         elif needs_profile(work.stored, profile_hash, enrichers.profiler, now=now, max_age=max_age):
@@ -98,7 +108,8 @@ def _plan(
             work.changed = [
                 t
                 for t in tools
-                if hashes.get(t.id) != enrichment_hash_of(t, profile_hash, enrichers.enricher)
+                if hashes.get(t.id)
+                != enrichment_hash_of(t, profile_hash, enrichers.enricher, tool_hashes[t.id])
             ]
             if not work.changed:
                 continue
@@ -121,12 +132,14 @@ def _run_one(
             max_age=max_age,
             fallback=enrichers.fallback_profiler,
             refresh=work.forced,
+            tool_hashes=work.tool_hashes,
         )
         profile = profiled.profile
         work.changed = [
             t
             for t in work.tools
-            if work.enrichment_hashes[t.id] != enrichment_hash_of(t, profile.profile_hash, enrichers.enricher)
+            if work.enrichment_hashes[t.id]
+            != enrichment_hash_of(t, profile.profile_hash, enrichers.enricher, work.tool_hashes[t.id])
         ]
     enriched = enrich_server_tools(
         work.server,
@@ -136,6 +149,7 @@ def _run_one(
         cache,
         now=now,
         fallback=enrichers.fallback_enricher,
+        tool_hashes=work.tool_hashes,
     )
     return profiled, enriched
 
@@ -165,18 +179,25 @@ def enrich_catalog(
     plan = _plan(container, enrichers, now, max_age, force, servers)
     total_tools = sum(len(w.tools) for w in plan) if servers is not None else store.counts()[1]
     calls_before = enrichers.llm_calls()
-    with EnrichmentCache(container.settings.enrichment_cache_dir) as cache:
+    with EnrichmentCache(container.settings.enrichment_cache_dir) as cache, cache.deferred():
         done = 0
+        saving = _Saving(container)
 
         def run(work: _Work) -> tuple[ProfileOutcome | None, EnrichOutcome]:
             return _run_one(work, enrichers, cache, now, max_age)
 
-        with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
-            for work, (profiled, enriched) in zip(plan, pool.map(run, plan), strict=True):
-                _save(container, work, profiled, enriched, summary)
-                done += 1
-                if progress is not None:
-                    progress(done, len(plan))
+        threads = len(plan) > 1  # a write's one server is enriched here: no thread of its own to start
+        with ThreadPoolExecutor(max_workers=max(1, concurrency)) if threads else nullcontext() as pool:
+            results = pool.map(run, plan) if pool is not None else map(run, plan)
+            try:
+                for work, (profiled, enriched) in zip(plan, results, strict=True):
+                    _count(work, profiled, enriched, summary)
+                    saving.add(profiled, enriched)
+                    done += 1
+                    if progress is not None:
+                        progress(done, len(plan))
+            finally:  # what was finished is kept, even when a server failed
+                saving.flush()
     summary.tools_unchanged = total_tools - summary.tools_enriched - summary.fallbacks
     known = len(set(servers) | force) if servers is not None else store.counts()[0]
     summary.profiles_unchanged = known - summary.servers_profiled
@@ -186,20 +207,39 @@ def enrich_catalog(
     return summary
 
 
-def _save(
-    container: Container,
-    work: _Work,
-    profiled: ProfileOutcome | None,
-    enriched: EnrichOutcome,
-    summary: EnrichSummary,
+class _Saving:
+    """Profiles and enrichments written a few servers at a time, each time in one transaction."""
+
+    def __init__(self, container: Container) -> None:
+        self.container = container
+        self.profiles: list[ServerProfile] = []
+        self.enrichments: list[ToolEnrichment] = []
+        self.since = time.monotonic()
+
+    def add(self, profiled: ProfileOutcome | None, enriched: EnrichOutcome) -> None:
+        if profiled is not None:
+            self.profiles.append(profiled.profile)
+        self.enrichments.extend(enriched.enrichments)
+        if len(self.enrichments) >= SAVE_TOOLS or time.monotonic() - self.since >= SAVE_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.profiles or self.enrichments:
+            store = self.container.store
+            with self.container.writer.batch():
+                store.put_profiles(self.profiles)
+                store.put_enrichments(self.enrichments)
+        self.profiles, self.enrichments, self.since = [], [], time.monotonic()
+
+
+def _count(
+    work: _Work, profiled: ProfileOutcome | None, enriched: EnrichOutcome, summary: EnrichSummary
 ) -> None:
     if profiled is not None:
-        container.store.put_profiles([profiled.profile])
         summary.servers_profiled += 1
         summary.cache_hits += int(profiled.cache_hit)
         if profiled.fell_back:
             summary.errors.append(f"{work.server.name}: profile fell back to offline: {profiled.error}")
-    container.store.put_enrichments(enriched.enrichments)
     summary.tools_enriched += len(enriched.enrichments) - enriched.fallbacks
     summary.fallbacks += enriched.fallbacks
     summary.cache_hits += enriched.cache_hits

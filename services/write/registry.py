@@ -218,7 +218,8 @@ def register_tool(
     trust = origin_mode(container.settings, "registered")
     created = container.writer.create_tool(spec, method=method, actor=actor, trust=trust)
     refresh(container, servers={spec.server})
-    return ToolOutcome(outcome="created", tool=created, held=created.id in container.store.held_tool_ids())
+    held = created.id in container.store.held_tool_ids(created.server)  # its server's only: not 100k rows
+    return ToolOutcome(outcome="created", tool=created, held=held)
 
 
 @writes("tool update")

@@ -107,10 +107,17 @@ class CatalogStore:
         try:
             yield self._db
         except BaseException:
-            self._db.execute("ROLLBACK")
+            try:
+                self._db.execute("ROLLBACK")
+            finally:
+                trust.transaction_ended(self._db, committed=False)  # what it cached goes
             raise
-        else:
+        committed = False
+        try:
             self._db.execute("COMMIT")
+            committed = True
+        finally:
+            trust.transaction_ended(self._db, committed=committed)
 
     def _stored_version(self) -> int | None:
         try:
@@ -218,9 +225,10 @@ class CatalogStore:
 
     # -- trust: pins and the quarantine (catalog/trust.py) ----------------------------------------
 
-    def held_tool_ids(self) -> set[str]:
-        """Tools kept from the index and from agents: no matching pin, or a pending quarantine entry."""
-        return trust.held_tool_ids(self._db)
+    def held_tool_ids(self, server: str | None = None) -> set[str]:
+        """Tools kept from the index and from agents: no matching pin, or a pending quarantine entry
+        (of ``server`` only, when given: what one write needs to know)."""
+        return trust.held_tool_ids(self._db, server)
 
     def pins(self, server: str) -> dict[str, Pin]:
         return trust.pins_of(self._db, server)
@@ -346,17 +354,12 @@ class CatalogStore:
 
     def change_seq(self) -> int:
         """The last change's number (0 before any); pruned changes keep their numbers used."""
-        row = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name='catalog_changes'").fetchone()
-        return 0 if row is None else int(row["seq"])
+        return trust.change_seq(self._db)
 
     def servers_changed_since(self, seq: int) -> set[str] | None:
         """The servers changed after change ``seq``; None when the log no longer reaches back that far
         (pruned), so that the caller does all of its work again."""
-        pruned = self.get_meta("catalog_changes_pruned_to")
-        if pruned is not None and seq < int(pruned):
-            return None
-        rows = self._db.execute("SELECT DISTINCT server FROM catalog_changes WHERE seq > ?", (seq,))
-        return {str(r["server"]) for r in rows}
+        return trust.servers_changed_since(self._db, seq)
 
     def prune_changes(self, keep_after: int) -> None:
         """Forget the changes up to ``keep_after`` (every index has caught up with them)."""

@@ -14,7 +14,6 @@ never half of one. Damaged files are named by embedded_files.py; every read then
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import shutil
@@ -38,7 +37,6 @@ from tool_selector.models import SearchHit, ToolDocument, search_hit
 from tool_selector.search.backend import SearchQuery, Target, UpsertResult, fuse_ranked, fuse_relative
 from tool_selector.search.embedded_files import (
     DELTA_SEP,
-    FORMAT_VERSION,
     SERVER_FILES,
     TOOL_FILES,
     Delta,
@@ -46,8 +44,14 @@ from tool_selector.search.embedded_files import (
     load_generation,
     parse_pointer,
     read_pointer,
+    sweep,
+    sync_files,
     write_delta,
+    write_meta,
+    write_pointer,
+    write_rows,
 )
+from tool_selector.search.embedded_ids import EmbeddedIds
 from tool_selector.search.embedded_state import (
     Cosines,
     KeywordPart,
@@ -59,6 +63,7 @@ from tool_selector.search.embedded_state import (
     nearest,
     row_cosines,
     stored_keyword,
+    target_of,
     top_rows,
 )
 from tool_selector.search.text import tokenize
@@ -75,7 +80,7 @@ COMPACT_DELTAS = 256
 PERSIST_MIN = 5_000  # a base generation of this many rows keeps its keyword index on disk beside it
 
 
-class EmbeddedBackend:
+class EmbeddedBackend(EmbeddedIds):
     """SearchBackend on a local folder. Readers take one snapshot; writers serialise on a lock."""
 
     def __init__(self, directory: Path, *, model_id: str, dim: int, ann_min: int = ANN_MIN) -> None:
@@ -159,32 +164,17 @@ class EmbeddedBackend:
         tmp = self.directory / f"{name}.tmp"
         tmp.mkdir()
         try:
-            for part, (docs_file, vectors_file) in ((state.tools, TOOL_FILES), (state.servers, SERVER_FILES)):
-                with (tmp / docs_file).open("w", encoding="utf-8") as fh:
-                    for doc in part.docs:
-                        fh.write(doc.model_dump_json(exclude={"vector"}) + "\n")
-                np.save(tmp / vectors_file, part.vectors)
-            searches = {
-                "tools": self._ann_for(state.tools, tmp, "tools"),
-                "servers": self._ann_for(state.servers, tmp, "servers"),
-            }
-            meta = {
-                "format_version": FORMAT_VERSION,
-                "model_id": self.model_id,
-                "dim": self.dim,
-                "count": len(state.tools.docs),
-                "server_count": len(state.servers.docs),
-            }
-            (tmp / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
-            for path in tmp.iterdir():
-                with path.open("rb") as fh:
-                    os.fsync(fh.fileno())
+            for part, files in ((state.tools, TOOL_FILES), (state.servers, SERVER_FILES)):
+                write_rows(tmp, part.docs, part.vectors, files)
+            searches = {t: self._ann_for(state.part(t), tmp, t) for t in ("tools", "servers")}
+            write_meta(tmp, self.model_id, self.dim, len(state.tools.docs), len(state.servers.docs))
+            sync_files(tmp)
             os.replace(tmp, self.directory / name)
             self._point(name)
         except OSError as exc:
             shutil.rmtree(tmp, ignore_errors=True)
             raise StoreError(f"Cannot write the index at {self.directory}: {exc}.") from exc
-        self._sweep(keep=name)
+        sweep(self.directory, keep=name)
         return State(
             tools=replace(state.tools, search=searches["tools"]),
             servers=replace(state.servers, search=searches["servers"]),
@@ -199,32 +189,22 @@ class EmbeddedBackend:
         search.save(folder, name=f"{target}.ivf")
         return search
 
-    def _sweep(self, *, keep: str) -> None:
-        """Remove what earlier writes left: older generations and a crashed write's temporary files."""
-        for old in self.directory.iterdir():
-            if old.name.startswith("CURRENT.") and old.name.endswith(".tmp"):
-                old.unlink(missing_ok=True)
-            elif old.name != keep and old.name.startswith("gen-"):
-                shutil.rmtree(old, ignore_errors=True)
-
     def _point(self, pointer: str) -> None:
-        pointer_tmp = self.directory / f"CURRENT.{uuid.uuid4().hex[:8]}.tmp"
-        pointer_tmp.write_text(pointer, encoding="utf-8")
-        os.replace(pointer_tmp, self.directory / "CURRENT")
+        write_pointer(self.directory, pointer)
         self._generation = pointer
+
+    def _compacts(self, delta: Delta | None, appended: int, size: int) -> bool:
+        """Whether a write makes a full generation (rather than a delta on the current one)."""
+        base, count = parse_pointer(self.directory, self._generation) if self._generation else ("", 0)
+        grown = count >= COMPACT_DELTAS or appended >= max(COMPACT_ROWS, COMPACT_SHARE * size)
+        return delta is None or not base or grown
 
     def _commit(self, state: State, delta: Delta | None = None) -> None:
         """Persist first, then publish: a failed write leaves the served index as it was. ``delta``
         (what changed) is written on top of the current generation unless the deltas have grown
         enough to compact them into a full generation."""
         base, count = parse_pointer(self.directory, self._generation) if self._generation else ("", 0)
-        compact = (
-            delta is None
-            or not base
-            or count >= COMPACT_DELTAS
-            or state.appended >= max(COMPACT_ROWS, COMPACT_SHARE * state.size)
-        )
-        if compact:
+        if self._compacts(delta, state.appended, state.size):
             state = self._persist(state)
         else:
             assert delta is not None
@@ -233,7 +213,7 @@ class EmbeddedBackend:
                 self._point(f"{base}{DELTA_SEP}{count + 1}")
             except OSError as exc:
                 raise StoreError(f"Cannot write the index at {self.directory}: {exc}.") from exc
-            self._sweep(keep=base)
+            sweep(self.directory, keep=base)
         self._state, self._unusable = state, None
 
     # -- SearchBackend --------------------------------------------------------------------------
@@ -242,7 +222,7 @@ class EmbeddedBackend:
         """Tool and server documents alike, each into its own part; one write for the call."""
         result = UpsertResult()
         with self._lock:
-            state = self._usable()
+            self._usable()
             stored: list[ToolDocument] = []
             rows: list[np.ndarray] = []
             for doc in documents:
@@ -252,13 +232,27 @@ class EmbeddedBackend:
                 stored.append(doc.model_copy(update={"vector": None}))
                 rows.append(np.asarray(doc.vector, dtype=np.float32))
             if stored:
-                vectors = np.stack(rows).astype(np.float32)
-                latest = {d.id: i for i, d in enumerate(stored)}  # an id given twice: the last one counts
-                keep = sorted(latest.values())
-                delta = Delta([stored[i] for i in keep], vectors[keep], {})
-                self._commit(state.applied(delta), delta)
-                result.written = len(stored)
+                result.written = self.write_rows(stored, np.stack(rows))
         return result
+
+    def write_rows(self, documents: Sequence[ToolDocument], vectors: np.ndarray) -> int:
+        """``upsert`` of documents (``vector`` None) and their vectors as one matrix, row for row: a first
+        build holds no list of floats per document; its full generation takes the rows as they come."""
+        vectors, given = np.asarray(vectors, dtype=np.float32), len(documents)
+        if vectors.shape != (given, self.dim):
+            raise InvalidInputError(f"needs {len(documents)} vectors of {self.dim} floats")
+        with self._lock:
+            state = self._usable()
+            latest = {d.id: i for i, d in enumerate(documents)}  # an id given twice: the last one counts
+            keep = sorted(latest.values())
+            if len(keep) < len(documents):
+                documents, vectors = [documents[i] for i in keep], vectors[keep]
+            delta = Delta(list(documents), vectors, {})
+            if state.tools.docs or state.servers.docs or not self._compacts(delta, len(keep), len(keep)):
+                self._commit(state.applied(delta), delta)
+            else:  # what applying the rows to no rows and compacting them gives
+                self._commit(State(tools=_rows_of(delta, "tools"), servers=_rows_of(delta, "servers")))
+        return given
 
     def delete(self, ids: Sequence[str], *, target: Target = "tools") -> int:
         with self._lock:
@@ -284,10 +278,6 @@ class EmbeddedBackend:
             if self._unusable is not None:
                 logger.info("replacing the index at %s: %s", self.directory, self._unusable.message)
             self._commit(State.empty(self.dim))
-
-    def ids(self, *, target: Target = "tools") -> dict[str, str]:
-        part = self._usable().part(target)
-        return {doc_id: part.docs[row].text_hash for doc_id, row in part.pos.items()}
 
     def documents(self, *, target: Target = "tools") -> list[ToolDocument]:
         return self._usable().part(target).live()
@@ -398,3 +388,13 @@ class EmbeddedBackend:
 
     def close(self) -> None:
         return None
+
+
+def _rows_of(delta: Delta, target: Target) -> Part:
+    """The rows of ``target`` in ``delta`` as a part of their own: a slice of the matrix when they lie
+    together (a first build's tool rows, then its server rows), else a copy."""
+    rows = [i for i, d in enumerate(delta.docs) if target_of(d) == target]
+    docs = [delta.docs[i] for i in rows]
+    if rows and rows[-1] - rows[0] + 1 == len(rows):
+        return Part.of(docs, delta.vectors[rows[0] : rows[-1] + 1])
+    return Part.of(docs, delta.vectors[rows] if rows else delta.vectors[:0])

@@ -16,6 +16,8 @@ import json
 import logging
 import os
 import shutil
+import uuid
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -100,6 +102,54 @@ def load_delta(directory: Path, base: str, number: int, *, dim: int) -> Delta:
     return Delta(_docs(folder / "docs.jsonl", count), _vectors(folder / "vectors.npy", count, dim), deleted)
 
 
+def write_rows(
+    folder: Path, docs: Sequence[ToolDocument], vectors: np.ndarray, files: tuple[str, str]
+) -> None:
+    """One kind of document, into a folder being written: a JSON line per document (its vector left
+    out) and the vectors, row for row."""
+    docs_file, vectors_file = files
+    with (folder / docs_file).open("w", encoding="utf-8") as fh:
+        for start in range(0, len(docs), 1000):
+            lines = (d.model_dump_json(exclude={"vector"}) + "\n" for d in docs[start : start + 1000])
+            fh.write("".join(lines))
+    np.save(folder / vectors_file, vectors)
+
+
+def write_meta(folder: Path, model_id: str, dim: int, count: int, server_count: int) -> None:
+    """A generation's meta.json: its format, embedding model and document counts."""
+    meta = {
+        "format_version": FORMAT_VERSION,
+        "model_id": model_id,
+        "dim": dim,
+        "count": count,
+        "server_count": server_count,
+    }
+    (folder / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+
+
+def write_pointer(directory: Path, pointer: str) -> None:
+    """``CURRENT`` := ``pointer``, swapped atomically (a temporary file renamed)."""
+    pointer_tmp = directory / f"CURRENT.{uuid.uuid4().hex[:8]}.tmp"
+    pointer_tmp.write_text(pointer, encoding="utf-8")
+    os.replace(pointer_tmp, directory / "CURRENT")
+
+
+def sweep(directory: Path, *, keep: str) -> None:
+    """Remove what earlier writes left: older generations and a crashed write's temporary files."""
+    for old in directory.iterdir():
+        if old.name.startswith("CURRENT.") and old.name.endswith(".tmp"):
+            old.unlink(missing_ok=True)
+        elif old.name != keep and old.name.startswith("gen-"):
+            shutil.rmtree(old, ignore_errors=True)
+
+
+def sync_files(folder: Path) -> None:
+    """Every file of a folder being written on disk (fsync) before the folder is renamed into place."""
+    for path in folder.iterdir():
+        with path.open("rb") as fh:
+            os.fsync(fh.fileno())
+
+
 def write_delta(generation: Path, number: int, delta: Delta) -> None:
     """One delta folder, written whole (a temporary folder renamed) before CURRENT counts it."""
     folder = generation / delta_name(number)
@@ -107,15 +157,10 @@ def write_delta(generation: Path, number: int, delta: Delta) -> None:
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
     try:
-        with (tmp / "docs.jsonl").open("w", encoding="utf-8") as fh:
-            for doc in delta.docs:
-                fh.write(doc.model_dump_json(exclude={"vector"}) + "\n")
-        np.save(tmp / "vectors.npy", delta.vectors)
+        write_rows(tmp, delta.docs, delta.vectors, ("docs.jsonl", "vectors.npy"))
         meta = {"count": len(delta.docs), "deleted": delta.deleted}
         (tmp / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
-        for path in tmp.iterdir():
-            with path.open("rb") as fh:
-                os.fsync(fh.fileno())
+        sync_files(tmp)
         shutil.rmtree(folder, ignore_errors=True)  # a delta a crashed writer left before counting it
         os.replace(tmp, folder)
     except OSError:

@@ -18,16 +18,15 @@ The tool's own server's names never count: a tool may tell the model to call its
 from __future__ import annotations
 
 import re
-from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 
 from tool_selector.trust.findings import Field, Finding, Rule, report
+from tool_selector.trust.names import EMPTY, CatalogNames, compound, split_name, words_of
 
 _ANY_IDENT = r"`?['\"]?(?:[A-Za-z][A-Za-z0-9]*(?:[_-][A-Za-z0-9]+)+|[a-z]+[A-Z][A-Za-z0-9]*)['\"]?`?"
 _TOOLISH = r"`?['\"]?(?P<tool>[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+|[a-z]+[A-Z][A-Za-z0-9]*)['\"]?`?"
 _COMPOUND = re.compile(r"(?<![\w./:@-])" + _ANY_IDENT + r"(?![\w/@])")
 _WORD = re.compile(r"[A-Za-z][\w-]*[A-Za-z0-9]")
-_NAME_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[_-][A-Za-z0-9]+)+|[a-z]+[A-Z][A-Za-z0-9]*")
 _CALLED = re.compile(
     r"\b(?i:call|calls|calling|invoke|invokes|invoking|run|runs|use|uses|using|execute|trigger)\s+(?i:the\s+)?"
     r"[`'\"]?$"
@@ -90,78 +89,105 @@ _TRUST_WORDS = frozenset(
 )
 
 
-def _split(name: str) -> list[str]:
-    return [p for p in re.split(r"[_\-\s]+|(?<=[a-z0-9])(?=[A-Z])", name) if p]
-
-
-def _compound(name: str) -> bool:
-    return _NAME_TOKEN.fullmatch(name) is not None
-
-
 class ScanContext:
-    """The (server, tool name) pairs of a catalog, for the shadowing check; built once, cheap to query."""
+    """The (server, tool name) pairs of a catalog, for the shadowing check; cheap to query.
 
-    def __init__(self, servers_of: dict[str, frozenset[str]], names_of: dict[str, frozenset[str]]) -> None:
-        self._servers_of = servers_of  # compound tool name -> the servers that serve it
-        self._names_of = names_of  # server -> all its tool names
-        self._by_words = {tuple(w.lower() for w in _split(n)): n for n in servers_of}
-        self._compound_names = frozenset(servers_of)
-        self._lower_names_of = {k: frozenset(n.lower() for n in v) for k, v in names_of.items()}
-        self._all_lower = frozenset(n.lower() for v in names_of.values() for n in v)
+    Made over a ``CatalogNames`` (trust/names.py), with ``over`` replacing the names of a few servers
+    (a write's own tools, or names added for one vetting) without copying the rest: each answer is the
+    one a context made from all the pairs, those servers' replaced, would give. The context reads its
+    ``CatalogNames`` as it is when asked: a context with ``over`` must not outlive a change to them."""
+
+    def __init__(self, names: CatalogNames, over: Mapping[str, frozenset[str]] | None = None) -> None:
+        self._base = names
+        self._over = {s: v for s, v in (over or {}).items() if v != names.names_of.get(s, EMPTY)}
+        self._over_lower = {s: frozenset(n.lower() for n in v) for s, v in self._over.items()}
+        self._added: dict[str, set[str]] = {}  # compound name -> servers of ``over`` that now serve it
+        self._removed: dict[str, set[str]] = {}  # compound name -> servers of ``over`` that no longer do
+        self._lower_delta: dict[str, int] = {}
+        self._size = len(names.names_of)
+        for server, new in self._over.items():
+            old = names.names_of.get(server, EMPTY)
+            self._size += bool(new) - bool(old)
+            for name in new - old:
+                if compound(name):
+                    self._added.setdefault(name, set()).add(server)
+            for name in old - new:
+                if compound(name):
+                    self._removed.setdefault(name, set()).add(server)
+            old_lower, new_lower = names.lower_of.get(server, EMPTY), self._over_lower[server]
+            for lower in new_lower - old_lower:
+                self._lower_delta[lower] = self._lower_delta.get(lower, 0) + 1
+            for lower in old_lower - new_lower:
+                self._lower_delta[lower] = self._lower_delta.get(lower, 0) - 1
+        self._added_words: dict[tuple[str, ...], set[str]] = {}
+        for name in self._added:
+            self._added_words.setdefault(words_of(name), set()).add(name)
 
     @classmethod
     def from_tools(cls, tools: Iterable[tuple[str, str]]) -> ScanContext:
-        servers_of: dict[str, set[str]] = defaultdict(set)
-        names_of: dict[str, set[str]] = defaultdict(set)
-        for server, name in tools:
-            names_of[server].add(name)
-            if _compound(name):
-                servers_of[name].add(server)
-        return cls(
-            {k: frozenset(v) for k, v in servers_of.items()}, {k: frozenset(v) for k, v in names_of.items()}
-        )
+        return cls(CatalogNames.of(tools))
 
     @classmethod
     def empty(cls) -> ScanContext:
-        return cls({}, {})
+        return cls(CatalogNames())
 
     def __bool__(self) -> bool:
-        return bool(self._names_of)
+        return self._size > 0
+
+    def _names(self, server: str) -> frozenset[str]:
+        over = self._over.get(server)
+        return self._base.names_of.get(server, EMPTY) if over is None else over
+
+    def _lower(self, server: str) -> frozenset[str]:
+        over = self._over_lower.get(server)
+        return self._base.lower_of.get(server, EMPTY) if over is None else over
+
+    def _servers(self, name: str) -> set[str] | frozenset[str]:
+        """The servers that serve the compound name ``name``."""
+        base = self._base.servers_of.get(name, EMPTY)
+        came, gone = self._added.get(name), self._removed.get(name)
+        if came is None and gone is None:
+            return base
+        return (base - (gone or EMPTY)) | (came or EMPTY)
 
     def mentions(self, text: str) -> Iterator[re.Match[str]]:
         """The compound names in ``text`` that some server of the catalog serves."""
         words = set(_WORD.findall(text))
-        if words.isdisjoint(self._compound_names):
+        if words.isdisjoint(self._base.servers_of.keys()) and words.isdisjoint(self._added.keys()):
             return
         for found in _COMPOUND.finditer(text):
-            if found.group().strip("`'\"") in self._servers_of:
+            if self._servers(found.group().strip("`'\"")):
                 yield found
 
     def serves(self, server: str, name: str) -> bool:
-        return name in self._names_of.get(server, ()) or name.lower() in self._lower_names_of.get(server, ())
+        return name in self._names(server) or name.lower() in self._lower(server)
 
     def anywhere(self, name: str) -> bool:
         """Does any server of the catalog serve a tool called ``name`` (any case)?"""
-        return name.lower() in self._all_lower
+        lower = name.lower()
+        return self._base.lower_count.get(lower, 0) + self._lower_delta.get(lower, 0) > 0
 
     def knows(self, server: str) -> bool:
-        return server in self._names_of
+        return bool(self._names(server))
 
     def others(self, server: str, name: str) -> list[str]:
         """The servers other than ``server`` that serve a tool called ``name``."""
-        return sorted(s for s in self._servers_of.get(name, ()) if s != server)
+        return sorted(s for s in self._servers(name) if s != server)
 
     def imitated(self, server: str, name: str) -> tuple[str, str] | None:
-        """(tool, server) of another server's tool that ``name`` copies with a trust word added."""
-        words = [w.lower() for w in _split(name)]
+        """(tool, server) of another server's tool that ``name`` copies with a trust word added. Names
+        with the same words (``send_email``, ``sendEmail``) are tried in sorted order."""
+        words = [w.lower() for w in split_name(name)]
         for cut in range(1, len(words)):
             for core, extra in ((words[:-cut], words[-cut:]), (words[cut:], words[:cut])):
                 if len(core) < 2 or not set(extra) <= _TRUST_WORDS:
                     continue
-                original = self._by_words.get(tuple(core))
-                others = self.others(server, original) if original else []
-                if original and others and not self.serves(server, original):
-                    return original, others[0]
+                key = tuple(core)
+                originals = self._base.by_words.get(key, EMPTY) | self._added_words.get(key, EMPTY)
+                for original in sorted(originals):
+                    others = self.others(server, original)
+                    if others and not self.serves(server, original):
+                        return original, others[0]
         return None
 
 
