@@ -15,10 +15,9 @@ from services.shared.resolving import ResolveService
 from services.write import registry
 from services.write.catalog import import_catalog_dir
 from services.write.enriching import enrich_catalog
-from tests.support.catalogs import write_catalog
+from tests.support.catalogs import tofu_settings, write_catalog
 from tool_selector.embedding import HashingEmbedder
 from tool_selector.models import CreationMethod, ToolSpec
-from tool_selector.settings import Settings, TrustSettings
 
 EMBEDDER = HashingEmbedder(dim=384)
 TOOLS = {
@@ -30,12 +29,7 @@ TOOLS = {
 
 @pytest.fixture
 def container(tmp_path: Path) -> Iterator[Container]:
-    settings = Settings(
-        data_dir=tmp_path / "data",
-        cache_dir=tmp_path / "cache",
-        enricher="offline",
-        trust=TrustSettings(registered="tofu"),  # a registered tool is searchable at once
-    )
+    settings = tofu_settings(tmp_path)
     with Container(settings, embedder=EMBEDDER) as opened:
         import_catalog_dir(opened, write_catalog(tmp_path / "catalog", TOOLS), approve=True, actor="test")
         enrich_catalog(opened, opened.enrichers())

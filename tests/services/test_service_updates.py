@@ -19,11 +19,11 @@ from services.shared.resolving import ResolveService
 from services.write import registry
 from services.write.catalog import import_catalog_dir
 from services.write.enriching import enrich_catalog
+from tests.support.catalogs import tofu_settings
 from tool_selector.embedding import HashingEmbedder
 from tool_selector.evidence import RANKED_FIELDS, CatalogTerms, evidence_of
 from tool_selector.models import CreationMethod, ToolSpec
 from tool_selector.rerank.features import rank_features
-from tool_selector.settings import Settings, TrustSettings
 from tool_selector.wordmatrix import WordMatrix
 
 EMBEDDER = HashingEmbedder(dim=384)
@@ -62,12 +62,7 @@ def _write(folder: Path, servers: dict[str, tuple[str, list[str]]]) -> Path:
 
 @pytest.fixture
 def container(tmp_path: Path) -> Iterator[Container]:
-    settings = Settings(
-        data_dir=tmp_path / "data",
-        cache_dir=tmp_path / "cache",
-        enricher="offline",
-        trust=TrustSettings(registered="tofu"),  # a registered tool is searchable at once
-    )
+    settings = tofu_settings(tmp_path)
     with Container(settings, embedder=EMBEDDER) as opened:
         import_catalog_dir(opened, _write(tmp_path / "catalog", SERVERS), approve=True, actor="test")
         enrich_catalog(opened, opened.enrichers())

@@ -15,12 +15,11 @@ from services.shared.indexing import index_is_current, refresh_index
 from services.write import registry
 from services.write.catalog import import_catalog_dir
 from services.write.enriching import enrich_catalog
-from tests.support.catalogs import write_catalog
+from tests.support.catalogs import tofu_settings, write_catalog
 from tool_selector.catalog import trust
 from tool_selector.catalog.store import CatalogStore
 from tool_selector.embedding import HashingEmbedder
 from tool_selector.models import CreationMethod, ToolSpec
-from tool_selector.settings import Settings, TrustSettings
 from tool_selector.trust.scanner import ScanContext
 
 TOOLS = {
@@ -32,12 +31,7 @@ TOOLS = {
 
 @pytest.fixture
 def container(tmp_path: Path) -> Iterator[Container]:
-    settings = Settings(
-        data_dir=tmp_path / "data",
-        cache_dir=tmp_path / "cache",
-        enricher="offline",
-        trust=TrustSettings(registered="tofu"),
-    )
+    settings = tofu_settings(tmp_path)
     with Container(settings, embedder=HashingEmbedder(dim=384)) as opened:
         import_catalog_dir(opened, write_catalog(tmp_path / "catalog", TOOLS), approve=True, actor="test")
         enrich_catalog(opened, opened.enrichers())

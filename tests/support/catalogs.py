@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tool_selector.settings import Settings, TrustSettings
+
 
 def write_catalog(folder: Path, tools: dict[str, list[str]]) -> Path:
     """One server per key, with the named tools; descriptions are the names' words."""
@@ -18,3 +20,14 @@ def write_catalog(folder: Path, tools: dict[str, list[str]]) -> Path:
     (folder / "servers.json").write_text(json.dumps(servers))
     (folder / "tools.json").write_text(json.dumps(listed))
     return folder
+
+
+def tofu_settings(tmp_path: Path) -> Settings:
+    """Fresh data and cache folders under ``tmp_path``, the offline enricher, and registrations trusted
+    as written (a registered tool is searchable at once)."""
+    return Settings(
+        data_dir=tmp_path / "data",
+        cache_dir=tmp_path / "cache",
+        enricher="offline",
+        trust=TrustSettings(registered="tofu"),
+    )
