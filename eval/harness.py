@@ -14,7 +14,7 @@ from pathlib import Path
 
 from eval.dataset import Query, catalog_size, check_dataset_dir, expand_datasets, load_queries, query_texts
 from eval.metrics import EvalReport, Prediction, ServerScore, ToolScore, evaluate
-from eval.report import format_markdown, write_reliability_diagram
+from eval.report import write_report_files
 from eval.workspace import open_workspace
 from services.shared.resolving import ResolveService
 from tool_selector.embedding import Embedder
@@ -117,27 +117,18 @@ def run_eval(
     write_jsonl(predictions_path, predictions)
     report = evaluate(all_queries, predictions)
     if report_path is not None:
-        report_path.parent.mkdir(parents=True, exist_ok=True)
-        diagram = report_path.with_suffix(".reliability.png")
-        write_reliability_diagram(report, diagram)
-        report_path.write_text(
-            format_markdown(
-                report,
-                title=f"tool-selector eval: {', '.join(a.name for a in args)}",
-                settings_summary={
-                    "datasets": [str(p) for p in given],
-                    "catalogs": len(work),
-                    "backend": settings.backend,
-                    "embedding": f"{settings.embedding_model} ({settings.embedding_engine})",
-                    "enricher": enricher or settings.enricher,
-                    "alpha": settings.alpha,
-                    "field_boosts": settings.field_boosts,
-                    "thresholds": settings.thresholds.model_dump(),
-                    "calibration": calibration,
-                    "indexes": f"{built} built, {len(work) - built} reused",
-                },
-                reliability_diagram=diagram.name,
-            ),
-            encoding="utf-8",
-        )
+        title = f"tool-selector eval: {', '.join(a.name for a in args)}"
+        summary = {
+            "datasets": [str(p) for p in given],
+            "catalogs": len(work),
+            "backend": settings.backend,
+            "embedding": f"{settings.embedding_model} ({settings.embedding_engine})",
+            "enricher": enricher or settings.enricher,
+            "alpha": settings.alpha,
+            "field_boosts": settings.field_boosts,
+            "thresholds": settings.thresholds.model_dump(),
+            "calibration": calibration,
+            "indexes": f"{built} built, {len(work) - built} reused",
+        }
+        write_report_files(report, report_path, title=title, settings_summary=summary)
     return report, all_queries

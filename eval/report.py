@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
 from eval.metrics import EvalReport, GroupMetrics
@@ -321,3 +322,28 @@ def write_reliability_diagram(report: EvalReport, path: Path, *, max_panels: int
     figure.savefig(path, dpi=110)
     plt.close(figure)
     return path
+
+
+def write_report_files(
+    report: EvalReport, path: Path, *, title: str, settings_summary: dict[str, object]
+) -> tuple[Path, Path, Path]:
+    """``path`` (Markdown), the reliability diagram beside it (``.reliability.png``) and the figures as
+    JSON (``.json``: title, time, settings and every group's metrics, not the per-query rows), which
+    the operator console's Evaluation page reads."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    diagram = write_reliability_diagram(report, path.with_suffix(".reliability.png"))
+    path.write_text(
+        format_markdown(
+            report, title=title, settings_summary=settings_summary, reliability_diagram=diagram.name
+        ),
+        encoding="utf-8",
+    )
+    figures = path.with_suffix(".json")
+    document = {
+        "title": title,
+        "created_at": datetime.now(UTC).isoformat(),
+        "settings": settings_summary,
+        "groups": {name: group.model_dump(mode="json") for name, group in report.groups.items()},
+    }
+    figures.write_text(json.dumps(document, indent=1, default=str), encoding="utf-8")
+    return path, diagram, figures

@@ -16,9 +16,10 @@ import anyio
 from fastapi import APIRouter, Depends, FastAPI, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from routes import api_quarantine
+from routes import api_console, api_quarantine
 from routes.api_app import ERROR_RESPONSES, install_error_handlers, lifespan_for, need, ops
 from routes.api_guard import KeyThenBodyLimit
+from routes.ui import mount_console
 from services.api.operations import EnrichmentStats, Health, Operations, ServerStatus
 from services.shared.auth import Principal
 from services.shared.container import Container
@@ -370,6 +371,8 @@ def build_app(settings: Settings, make_container: Callable[[], Container] | None
         operations: Operations = request.app.state.ops
         return operations.health()
 
+    app.include_router(api_console.router)  # before v1: /tools is its own route, not /tools/{id}
     app.include_router(v1)
     app.include_router(api_quarantine.router)
+    mount_console(app)
     return app

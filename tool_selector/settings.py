@@ -313,6 +313,11 @@ class Settings(BaseSettings):
         return self.data_dir / "write.lock"
 
     @property
+    def reports_path(self) -> Path:
+        """The eval reports the console lists (``api.reports_dir``)."""
+        return self.api.reports_dir or self.data_dir / "reports"
+
+    @property
     def index_dir(self) -> Path:
         return self.data_dir / "index"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -34,6 +35,11 @@ class ApiSettings(BaseModel):
     )
     max_import_bytes: int = Field(
         default=50 * 2**20, ge=1024, le=2**31, description="largest body of POST /api/v1/catalog/import"
+    )
+    reports_dir: Path | None = Field(
+        default=None,
+        description="the folder of `tool-selector eval --report` reports the console's Evaluation page "
+        "lists; None = <data_dir>/reports",
     )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -20,7 +21,7 @@ from pydantic import BaseModel
 
 from services.shared.container import Container
 from tool_selector.catalog import admin
-from tool_selector.catalog.admin import JobRecord
+from tool_selector.catalog.admin import JobProgress, JobRecord
 from tool_selector.errors import ToolSelectorError
 from tool_selector.processes import current_process
 
@@ -39,9 +40,32 @@ class JobRunner:
         self.container = container
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="job")
         self._futures: dict[str, Future[None]] = {}
+        # how far each running job of this process is: kept in memory (a sync writes in long transactions
+        # of its own, so a progress row could not be written until they end); GET shows it
+        self._progress: dict[str, JobProgress] = {}
+        self._progress_lock = threading.Lock()
         admin.interrupt_orphaned_jobs(container.store)
 
-    def submit(self, kind: str, actor: str, work: Callable[[], BaseModel]) -> JobRecord:
+    def reporter(self, job_id: str) -> Callable[[str, int, int], None]:
+        """A progress callback (phase, done, total) for one job of this process."""
+
+        def report(phase: str, done: int, total: int) -> None:
+            with self._progress_lock:
+                self._progress[job_id] = JobProgress(phase=phase, done=done, total=total)
+
+        return report
+
+    def with_progress(self, job: JobRecord) -> JobRecord:
+        with self._progress_lock:
+            progress = self._progress.get(job.id)
+        if progress is None or job.state != "running":
+            return job
+        return job.model_copy(update={"progress": progress})
+
+    def submit(
+        self, kind: str, actor: str, work: Callable[[Callable[[str, int, int], None]], BaseModel]
+    ) -> JobRecord:
+        """Queue ``work``, called with a progress callback (phase, done, total) for this job."""
         job = JobRecord(
             id=secrets.token_hex(8),
             kind=kind,
@@ -57,12 +81,12 @@ class JobRunner:
         future.add_done_callback(lambda _: self._futures.pop(job.id, None))
         return job
 
-    def _run(self, job: JobRecord, work: Callable[[], BaseModel]) -> None:
+    def _run(self, job: JobRecord, work: Callable[[Callable[[str, int, int], None]], BaseModel]) -> None:
         store = self.container.store
         job.state, job.started_at = "running", datetime.now(UTC)
         admin.put_job(store, job)
         try:
-            result = work()
+            result = work(self.reporter(job.id))
         except BaseException as exc:  # a job must always end with a state
             if not isinstance(exc, ToolSelectorError):
                 logger.exception("job %s (%s) failed", job.id, job.kind)
@@ -73,13 +97,15 @@ class JobRunner:
             job.state, job.result = "succeeded", result.model_dump(mode="json")
         job.finished_at = datetime.now(UTC)
         admin.put_job(store, job)
+        with self._progress_lock:
+            self._progress.pop(job.id, None)
 
     def get(self, job_id: str) -> JobRecord:
         job = admin.get_job(self.container.store, job_id)
         if admin.orphaned(job):  # its process ended (another worker, or before a restart)
             admin.interrupt_orphaned_jobs(self.container.store, job_id)
             job = admin.get_job(self.container.store, job_id)
-        return job
+        return self.with_progress(job)
 
     def wait(self, job_id: str, timeout: float | None = None) -> JobRecord:
         """Block until a job of this process ends (for the CLI and tests)."""

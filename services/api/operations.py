@@ -119,15 +119,17 @@ class Operations:
         with self._writing(what):
             return work()
 
-    def submit(self, kind: str, actor: str, work: Callable[[], BaseModel]) -> JobRecord:
-        def locked() -> BaseModel:
+    def submit(
+        self, kind: str, actor: str, work: Callable[[Callable[[str, int, int], None]], BaseModel]
+    ) -> JobRecord:
+        def locked(progress: Callable[[str, int, int], None]) -> BaseModel:
             with self._writing(f"{kind} job"):
-                return work()
+                return work(progress)
 
         return self.jobs.submit(kind, actor, locked)
 
     def submit_sync(self, actor: str) -> JobRecord:
-        return self.submit("sync", actor, lambda: run_sync(self.container))
+        return self.submit("sync", actor, lambda progress: run_sync(self.container, progress=progress))
 
     def submit_import(
         self, batch: ImportBatch, *, mode: registry.MatchingMode, scope: registry.MatchScope, actor: str
@@ -135,7 +137,7 @@ class Operations:
         return self.submit(
             "import",
             actor,
-            lambda: importing.import_batch(self.container, batch, mode=mode, scope=scope, actor=actor),
+            lambda _: importing.import_batch(self.container, batch, mode=mode, scope=scope, actor=actor),
         )
 
     def reprofile(self, name: str) -> ServerStatus:

@@ -76,6 +76,12 @@ class AuditRecord(BaseModel):
 JobState = Literal["queued", "running", "succeeded", "failed", "interrupted"]
 
 
+class JobProgress(BaseModel):
+    phase: str = Field(description="e.g. discover, enrich, embed")
+    done: int
+    total: int
+
+
 class JobRecord(BaseModel):
     id: str
     kind: str
@@ -86,6 +92,9 @@ class JobRecord(BaseModel):
     finished_at: datetime | None = None
     result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
+    progress: JobProgress | None = Field(
+        default=None, description="while it runs: the phase and how far it is (from the process running it)"
+    )
     owner: ProcessRef | None = Field(
         default=None,
         exclude=True,  # stored, not shown: a pid and a host name are nothing an API client needs
@@ -297,6 +306,29 @@ def get_job(store: CatalogStore, job_id: str) -> JobRecord:
             f"No job with id {job_id!r}.", hint="Use the job id a POST returned; jobs are kept in catalog.db."
         )
     return _job(row)
+
+
+def list_jobs(
+    store: CatalogStore,
+    *,
+    kind: str | None = None,
+    state: JobState | None = None,
+    limit: int = 50,
+    offset: int = 0,
+) -> tuple[int, list[JobRecord]]:
+    """Jobs newest first, filtered by kind and state: how many match, and one page of them."""
+    where, params = [], []
+    for column, value in (("kind", kind), ("state", state)):
+        if value:
+            where.append(f"{column} = ?")
+            params.append(value)
+    clause = " WHERE " + " AND ".join(where) if where else ""
+    total = int(store._db.execute("SELECT COUNT(*) FROM jobs" + clause, params).fetchone()[0])
+    rows = store._db.execute(
+        "SELECT * FROM jobs" + clause + " ORDER BY created_at DESC, id LIMIT ? OFFSET ?",
+        (*params, limit, offset),
+    ).fetchall()
+    return total, [_job(row) for row in rows]
 
 
 def orphaned(job: JobRecord) -> bool:
