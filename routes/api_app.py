@@ -7,6 +7,7 @@ with the status from the one table in routes/errors.py.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
@@ -173,9 +174,12 @@ def lifespan_for(make_container: Callable[[], Container]) -> Callable[[FastAPI],
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         container = make_container()
         app.state.ops = Operations(container)
+        warming = threading.Thread(target=app.state.ops.warm_up, name="warm-up", daemon=True)
+        warming.start()  # in the background: the process answers (health, the console) meanwhile
         try:
             yield
         finally:
+            warming.join()
             app.state.ops.close()
             container.close()
 

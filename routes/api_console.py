@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query
-from fastapi.responses import FileResponse
+from fastapi.responses import FileResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from routes.api_app import ERROR_RESPONSES, need, ops
@@ -52,11 +52,12 @@ def whoami(who: AnyKey) -> console.WhoAmI:
     return console.whoami(who)
 
 
-@router.get("/overview/servers", tags=["registration"])
-def servers_overview(o: Ops, _: Reader) -> console.ServersOverview:
+@router.get("/overview/servers", tags=["registration"], response_model=console.ServersOverview)
+def servers_overview(o: Ops, _: Reader) -> Response:
     """Configured and catalog-only servers with their status (ok, stale, failed with its error,
     disabled, pending, catalog), tool counts, held tools and the last sync."""
-    return console.servers_overview(o.container)
+    overview = console.servers_overview(o.container)  # serialised once: the console's first page waits on it
+    return Response(overview.model_dump_json(), media_type="application/json")
 
 
 @router.put("/config/servers/{name:path}/enabled", tags=["registration"])

@@ -14,6 +14,24 @@ if [ ! -x .venv/bin/python ]; then
   "$python" -m venv .venv
 fi
 
+# Chromium for the console's browser tests (Playwright drives the system browser; `playwright install`
+# would download one and cannot run offline): Debian's package, installed in the background while the
+# Python packages install, when it is missing and this is root with apt-get. Checked on every run (a
+# look-up), awaited at the end.
+chromium_pid="" chromium_log=".venv/apt-chromium.log"
+if [ ! -x /usr/bin/chromium ] && [ ! -x "$(command -v chromium || true)" ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium) \
+      </dev/null >"$chromium_log" 2>&1 &
+    chromium_pid=$!
+  else
+    why="not root"
+    if [ "$(id -u)" = 0 ]; then why="no apt-get"; fi
+    echo "setup: Chromium is missing and cannot be installed here ($why), so the console's browser" \
+      "tests will skip; install Debian's chromium package (apt-get install chromium) to run them" >&2
+  fi
+fi
+
 pip_install() { .venv/bin/python -m pip install --quiet "$@" 2>&1 | grep -v "is ignored" || true; }
 
 install_with_pip() {
@@ -81,4 +99,13 @@ if [ ! -f "$stamp" ]; then
   fi
   rm -f "$npm_log" .venv/.installed-*
   touch "$stamp"
+fi
+
+if [ -n "$chromium_pid" ]; then
+  if ! wait "$chromium_pid"; then
+    cat "$chromium_log" >&2
+    echo "setup: apt-get could not install chromium (see above); the console's browser tests need it" >&2
+    exit 1
+  fi
+  rm -f "$chromium_log"
 fi

@@ -45,7 +45,10 @@ if TYPE_CHECKING:
     from tool_selector.servers_config import ServerConfig
     from tool_selector.settings import Settings
 
-pytest_plugins = ["pytester"]  # tests/test_slow_marking.py runs small sessions of its own
+pytest_plugins = [
+    "pytester",  # tests/test_slow_marking.py runs small sessions of its own
+    "tests.support.console_site",  # the console's browser fixtures: console_site, browser_page, ...
+]
 
 # -- slow, from the fixtures a test uses ---------------------------------------------------------------
 

@@ -173,7 +173,7 @@ class MiniLMEmbedder:
         logger.info("exporting %s to ONNX at %s (once)", self.model_id, path)
         model = AutoModel.from_pretrained(str(self._model_dir)).eval()
 
-        class _Wrapper(torch.nn.Module):
+        class _Wrapper(torch.nn.Module):  # type: ignore[misc]  # torch is not analysed (pyproject: mypy)
             def __init__(self) -> None:
                 super().__init__()
                 self.inner = model

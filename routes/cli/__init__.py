@@ -8,7 +8,7 @@ order ``tool-selector --help`` lists them.
 from __future__ import annotations
 
 # isort: off
-from routes.cli import resolve, scale, sync, gateway, api, catalog, servers, keys, quarantine, scan  # noqa: F401  (registration)
+from routes.cli import resolve, scale, sync, gateway, api, catalog, servers, keys, quarantine, scan, console  # noqa: F401  (registration)
 
 # isort: on
 from routes.cli.base import app

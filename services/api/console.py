@@ -23,7 +23,7 @@ from services.write import registry
 from services.write.servers import set_enabled
 from services.write.sync import last_sync
 from tool_selector.catalog.admin import SCOPES, Scope
-from tool_selector.catalog.browse import ApprovalState, EnrichmentState
+from tool_selector.catalog.browse import ApprovalState, EnrichmentState, browse_servers
 from tool_selector.models import ServerProfile, ToolEnrichment, ToolRecord
 from tool_selector.servers_config import ServerConfig, get_server_config, load_servers
 
@@ -39,7 +39,9 @@ class WhoAmI(BaseModel):
 
 class ServerOverview(BaseModel):
     name: str
-    description: str = ""
+    description: str = Field(
+        default="", description="its first 160 characters (all of it: GET /servers/{name})"
+    )
     configured: bool = Field(description="in the operator's server configuration (servers.json)")
     enabled: bool | None = Field(description="configured servers only")
     transport: Literal["stdio", "http"] | None = None
@@ -101,11 +103,7 @@ def servers_overview(container: Container) -> ServersOverview:
     store = container.store
     configs = load_servers(container.settings.servers_path).mcpServers
     discovery = store.get_discovery()
-    records = {s.name: s for s in store.list_servers()}
-    held: dict[str, int] = {}
-    for tool_id in store.held_tool_ids():
-        server = tool_id.rpartition("::")[0]
-        held[server] = held.get(server, 0) + 1
+    records = {s.name: s for s in browse_servers(store, description_chars=160)}
     rows = []
     for name in sorted(set(records) | set(configs)):
         config, record, found = configs.get(name), records.get(name), discovery.get(name)
@@ -120,11 +118,11 @@ def servers_overview(container: Container) -> ServersOverview:
                 status=status,
                 error=found.error if found and status in ("failed", "stale") else "",
                 tool_count=record.tool_count if record else 0,
-                held=held.get(name, 0),
-                creation_method=record.creation_method.value if record else None,
+                held=record.held if record else 0,
+                creation_method=record.creation_method if record else None,
                 last_attempt_at=found.last_attempt_at if found else None,
                 last_success_at=found.last_success_at if found else None,
-                updated_at=record.updated_at if record else None,
+                updated_at=datetime.fromisoformat(record.updated_at) if record else None,
             )
         )
     counts: dict[str, int] = {}

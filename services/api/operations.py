@@ -105,6 +105,15 @@ class Operations:
     def close(self) -> None:
         self.jobs.close()
 
+    def warm_up(self) -> None:
+        """Load the index and the model and run one resolve, so that the first request (a person opening
+        the console, an agent's first resolve) does not wait for them. Never raises: a missing index is
+        reported by the requests themselves."""
+        try:
+            self.live.decide("warm up")
+        except Exception as exc:  # the routes say what is wrong, with what to do
+            logger.info("warm-up skipped: %s", exc)
+
     # -- writes ----------------------------------------------------------------------------------
 
     @contextmanager

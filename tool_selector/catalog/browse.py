@@ -81,3 +81,34 @@ def browse_tools(
     total = int(db.execute("SELECT COUNT(*) FROM (" + outer + ")", (*head, *params)).fetchone()[0])
     rows = db.execute(outer + " ORDER BY server, name LIMIT ? OFFSET ?", (*head, *params, limit, offset))
     return total, [ToolRow.model_validate(dict(row)) for row in rows.fetchall()]
+
+
+class ServerRow(BaseModel):
+    """A server as the console's list shows it: the description cut to its start."""
+
+    name: str
+    description: str
+    creation_method: str
+    updated_at: str
+    tool_count: int
+    held: int
+
+
+_SERVERS = """
+SELECT s.name, substr(s.description, 1, ?) AS description, s.creation_method, s.updated_at,
+    COUNT(t.id) AS tool_count,
+    COALESCE(SUM(CASE WHEN p.pin_hash IS NULL OR p.pin_hash != t.definition_hash
+                           OR t.id IN (SELECT tool_id FROM quarantine WHERE state = 'pending')
+                      THEN 1 ELSE 0 END), 0) AS held
+FROM servers s
+LEFT JOIN tools t ON t.server = s.name
+LEFT JOIN tool_pins p ON p.tool_id = t.id
+GROUP BY s.name
+ORDER BY s.name
+"""
+
+
+def browse_servers(store: CatalogStore, *, description_chars: int = DESCRIPTION_SHOWN) -> list[ServerRow]:
+    """Every server with its tool count and held tools, in one query (no metadata, no full text)."""
+    rows = store._db.execute(_SERVERS, (description_chars,)).fetchall()
+    return [ServerRow.model_validate(dict(row)) for row in rows]
