@@ -186,13 +186,22 @@ class FirstLoad:
     calls: dict[str, tuple[float, float]]  # each API call of the load: (start, end) in ms
 
 
-def warm_browser(browser: Browser, url: str) -> None:
-    """One navigation to the API's /health in a throwaway context: the browser's own first-navigation
-    start-up (a renderer process, the network service) is then out of the timed loads, and none of the
-    console's files is cached (each load has a fresh context anyway)."""
+def warm_browser(browser: Browser, url: str, *, timeout_s: float = 180.0) -> None:
+    """Wait until the API process has loaded its index and model (``/health`` says ``warm``: a person
+    opens the console of a process that has been running, not one still starting), then make one
+    navigation to /health in a throwaway context: the browser's own first-navigation start-up (a
+    renderer process, the network service) is then out of the timed loads, and none of the console's
+    files is cached (each load has a fresh context anyway)."""
     context = browser.new_context()
     try:
-        context.new_page().goto(f"{url}/health")
+        page = context.new_page()
+        page.goto(f"{url}/health")
+        # Playwright re-runs the check every 100 ms until it holds or the deadline passes
+        page.wait_for_function(
+            "async () => (await (await fetch('/health')).json()).warm === true",
+            timeout=timeout_s * 1000,
+            polling=100,
+        )
     finally:
         context.close()
 

@@ -10,6 +10,7 @@ the holder: its pid, command, what it does and since when.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -94,6 +95,11 @@ class Health(BaseModel):
         description="tools held until approved (at most 200): out of the index and the gateway; "
         "GET /api/v1/quarantine shows why",
     )
+    warm: bool = Field(
+        default=False,
+        description="the process has loaded its index and model since it started (in the background): "
+        "its first resolve will not wait for them",
+    )
 
 
 class Operations:
@@ -101,6 +107,7 @@ class Operations:
         self.container = container
         self.jobs = JobRunner(container)
         self.live = LiveResolver(container, cache_size=container.settings.api.answer_cache_size)
+        self.warm = threading.Event()  # set once warm_up has loaded the index and the model (or given up)
 
     def close(self) -> None:
         self.jobs.close()
@@ -113,6 +120,8 @@ class Operations:
             self.live.decide("warm up")
         except Exception as exc:  # the routes say what is wrong, with what to do
             logger.info("warm-up skipped: %s", exc)
+        finally:
+            self.warm.set()
 
     # -- writes ----------------------------------------------------------------------------------
 
@@ -263,6 +272,7 @@ class Operations:
             stale_servers=sorted(s.server for s in statuses if s.state == "stale"),
             failed_servers=sorted(s.server for s in statuses if s.state == "failed"),
             quarantined=sorted(store.held_tool_ids())[:200],
+            warm=self.warm.is_set(),
         )
 
     @staticmethod

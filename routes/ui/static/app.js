@@ -3,9 +3,11 @@
 // that loads later than the next route change finds its view detached and stops.
 import { api, ApiError, errorBox, flash, session } from "./api.js";
 import { h } from "./dom.js";
-// Pages load when first shown: the first page's files are all a first load waits for.
+import * as serversPage from "./page-servers.js";
+// Pages load when first shown, except the first page (servers), which a first load waits for: imported
+// with the shell, its request goes out beside whoami's (a dynamic import there cost 20-60 ms).
 const PAGES = {
-  servers: () => import("./page-servers.js"),
+  servers: () => serversPage,
   tools: () => import("./page-tools.js"),
   quarantine: () => import("./page-quarantine.js"),
   playground: () => import("./page-playground.js"),
@@ -37,7 +39,8 @@ async function show({ focus = false, me = session.me } = {}) {
   $("page").replaceChildren(view);
   document.title = `${$("nav").querySelector(`[data-page="${name}"]`).textContent} · tool-selector console`;
   try {
-    const page = await PAGES[name]();
+    const loading = PAGES[name]();
+    const page = loading instanceof Promise ? await loading : loading; // no await for one already here
     const data = page.prefetch ? page.prefetch(params, tail) : undefined;
     data?.catch(() => {}); // its error is shown by render, which awaits it
     await me;
@@ -106,11 +109,15 @@ async function start() {
   window.addEventListener("console:unauthorized", (event) => signedOut(event.detail));
   const key = session.key();
   if (!key) return signedOut(null);
-  const me = api("/api/v1/whoami", { key }).then(signedIn, (error) => {
-    signedOut(error);
-    return null;
-  });
-  show({ me }); // the page's requests go out beside whoami's
+  let known;
+  const me = new Promise((resolve) => (known = resolve));
+  show({ me }); // the page's requests go out first (the first page's module is here: no await before them)
+  api("/api/v1/whoami", { key })
+    .then(signedIn, (error) => {
+      signedOut(error);
+      return null;
+    })
+    .then(known);
 }
 
 start();
