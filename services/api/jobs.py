@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import secrets
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -26,6 +27,7 @@ from tool_selector.errors import ToolSelectorError
 from tool_selector.processes import current_process
 
 logger = logging.getLogger(__name__)
+PROGRESS_STORED_EVERY_S = 0.5
 
 
 def error_json(exc: BaseException) -> dict[str, object]:
@@ -47,11 +49,20 @@ class JobRunner:
         admin.interrupt_orphaned_jobs(container.store)
 
     def reporter(self, job_id: str) -> Callable[[str, int, int], None]:
-        """A progress callback (phase, done, total) for one job of this process."""
+        """A progress callback (phase, done, total) for one job of this process: kept in memory for this
+        process's answers, and stored (at most every PROGRESS_STORED_EVERY_S, and at each new phase)
+        for the other API processes on the data folder."""
+        stored_at, stored_phase = 0.0, ""
 
         def report(phase: str, done: int, total: int) -> None:
+            nonlocal stored_at, stored_phase
+            progress = JobProgress(phase=phase, done=done, total=total)
             with self._progress_lock:
-                self._progress[job_id] = JobProgress(phase=phase, done=done, total=total)
+                self._progress[job_id] = progress
+            now = time.monotonic()
+            if phase != stored_phase or now - stored_at >= PROGRESS_STORED_EVERY_S:
+                stored_at, stored_phase = now, phase
+                admin.record_progress(self.container.settings.db_path, job_id, progress)
 
         return report
 

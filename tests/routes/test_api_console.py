@@ -4,6 +4,7 @@ a copy of the gateway-demo catalog (52 tools of 7 servers, imported: catalog-onl
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from eval.metrics import Prediction, evaluate
 from eval.report import write_report_files
 from services.api.jobs import JobRunner
 from tests.support.api_helpers import RunningApi
+from tool_selector.catalog import admin
 from tool_selector.catalog.admin import JobProgress
 from tool_selector.models import DiscoveryStatus
 
@@ -216,12 +218,42 @@ def test_a_running_job_shows_its_progress_in_its_own_process(api: RunningApi) ->
             running = runner.get(job.id)
             assert running.state == "running" and running.progress is not None
             assert (running.progress.phase, running.progress.done, running.progress.total) == ("enrich", 3, 7)
+            with api.container() as other:  # another API process on the folder reads the stored progress
+                seen = admin.get_job(other.store, job.id).progress
+                assert seen is not None and (seen.phase, seen.done, seen.total) == ("enrich", 3, 7)
             release.set()
             finished = runner.wait(job.id, timeout=60)
             assert finished.state == "succeeded" and finished.progress is None
+            with api.container() as other:
+                assert admin.get_job(other.store, job.id).progress is None
         finally:
             release.set()
             runner.close()
+
+
+def test_progress_is_not_stored_while_another_writer_holds_the_database(api: RunningApi) -> None:
+    """A job's progress waits for no one: with a write transaction open elsewhere it is skipped."""
+    with api.container() as container:
+        runner = JobRunner(container)
+        try:
+            job = runner.submit("sync", "test", lambda progress: JobProgress(phase="done", done=1, total=1))
+            runner.wait(job.id, timeout=60)
+        finally:
+            runner.close()
+    running = job.model_copy(update={"state": "running"})
+    with api.container() as container:
+        admin.put_job(container.store, running)
+        progress = JobProgress(phase="embed", done=1, total=2)
+        holder = sqlite3.connect(str(api.settings.db_path), isolation_level=None)
+        try:
+            holder.execute("BEGIN IMMEDIATE")
+            assert admin.record_progress(api.settings.db_path, job.id, progress) is False
+            holder.execute("ROLLBACK")
+        finally:
+            holder.close()
+        assert admin.get_job(container.store, job.id).progress is None
+        assert admin.record_progress(api.settings.db_path, job.id, progress) is True
+        assert admin.get_job(container.store, job.id).progress == progress
 
 
 def _write_report(folder: Path, name: str) -> None:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from contextlib import closing
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
@@ -306,6 +308,23 @@ def get_job(store: CatalogStore, job_id: str) -> JobRecord:
             f"No job with id {job_id!r}.", hint="Use the job id a POST returned; jobs are kept in catalog.db."
         )
     return _job(row)
+
+
+def record_progress(db_path: Path, job_id: str, progress: JobProgress, *, wait_s: float = 0.05) -> bool:
+    """Store how far a running job is, for the API processes that do not run it (``GET /jobs`` from
+    another worker). Best effort, on a connection of its own that waits at most ``wait_s`` for another
+    writer: a job's progress never holds up the job. Returns whether it was stored. ``put_job`` leaves
+    the stored progress out, so a job that ends has none."""
+    try:
+        with closing(sqlite3.connect(str(db_path), timeout=wait_s, isolation_level=None)) as db:
+            db.execute(
+                "UPDATE jobs SET data = json_set(data, '$.progress', json(?)) "
+                "WHERE id = ? AND state = 'running'",
+                (progress.model_dump_json(), job_id),
+            )
+    except sqlite3.Error:
+        return False
+    return True
 
 
 def list_jobs(
