@@ -14,6 +14,8 @@ from pathlib import Path
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 
+from routes.api_app import error_body
+
 STATIC = Path(__file__).parent / "static"
 # What the page may load and call: its own files and its own API; nothing inline, nothing elsewhere.
 CSP = (
@@ -47,16 +49,8 @@ class ConsoleFiles:
     def response(self, name: str, if_none_match: str | None) -> Response:
         found = self.files.get(name)
         if found is None:
-            return JSONResponse(
-                {
-                    "error": {
-                        "code": "not_found",
-                        "message": f"The console has no file {name!r}.",
-                        "hint": "Open /ui.",
-                    }
-                },
-                status_code=404,
-            )
+            missing = error_body("not_found", f"The console has no file {name!r}.", "Open /ui.")
+            return JSONResponse(missing, status_code=404)
         body, media_type, etag = found
         headers = {**HEADERS, "ETag": etag}
         if if_none_match == etag:

@@ -14,26 +14,14 @@ from services.shared.live import LiveResolver
 from services.shared.resolving import ResolveService
 from services.write import registry
 from services.write.catalog import import_catalog_dir
-from services.write.enriching import enrich_catalog
-from tests.support.catalogs import tofu_settings, write_catalog
-from tool_selector.embedding import HashingEmbedder
+from tests.support.catalogs import write_catalog
+from tests.support.indexed import EMBEDDER, SMALL_TOOLS, indexed_catalog, spy_service_updates
 from tool_selector.models import CreationMethod, ToolSpec
-
-EMBEDDER = HashingEmbedder(dim=384)
-TOOLS = {
-    "weather": ["get_forecast", "get_alerts"],
-    "clock": ["get_time", "set_alarm"],
-    "mail": ["send_email", "read_inbox", "delete_email"],
-}
 
 
 @pytest.fixture
 def container(tmp_path: Path) -> Iterator[Container]:
-    settings = tofu_settings(tmp_path)
-    with Container(settings, embedder=EMBEDDER) as opened:
-        import_catalog_dir(opened, write_catalog(tmp_path / "catalog", TOOLS), approve=True, actor="test")
-        enrich_catalog(opened, opened.enrichers())
-        first = refresh_index(opened)
+    with indexed_catalog(tmp_path, write_catalog(tmp_path / "catalog", SMALL_TOOLS)) as (opened, first):
         assert first.documents == 7 and first.written == 7  # the first build reads everything
         yield opened
 
@@ -145,14 +133,7 @@ def test_a_running_reader_updates_its_service_by_what_changed_and_answers_as_a_f
 ) -> None:
     live = LiveResolver(container, cache_size=0)
     live.service()
-    updates: list[set[str]] = []
-    real = ResolveService.updated
-
-    def spy(previous: ResolveService, changed: set[str], *, allow_stale: bool) -> ResolveService:
-        updates.append(set(changed))
-        return real(previous, changed, allow_stale=allow_stale)
-
-    monkeypatch.setattr(ResolveService, "updated", staticmethod(spy))
+    updates = spy_service_updates(monkeypatch)
     _register(container, "mail", "archive_email", "Move an email to the archive folder")
     registry.delete_tool(container, "clock::set_alarm", actor="test")
     live.expire()

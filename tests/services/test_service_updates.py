@@ -19,14 +19,12 @@ from services.shared.resolving import ResolveService
 from services.write import registry
 from services.write.catalog import import_catalog_dir
 from services.write.enriching import enrich_catalog
-from tests.support.catalogs import tofu_settings
-from tool_selector.embedding import HashingEmbedder
+from tests.support.indexed import indexed_catalog, spy_service_updates
 from tool_selector.evidence import RANKED_FIELDS, CatalogTerms, evidence_of
 from tool_selector.models import CreationMethod, ToolSpec
 from tool_selector.rerank.features import rank_features
 from tool_selector.wordmatrix import WordMatrix
 
-EMBEDDER = HashingEmbedder(dim=384)
 SERVERS = {
     "weather": ("Weather forecasts and alerts", ["get_forecast", "get_alerts", "get_radar_map"]),
     "clock": ("Clocks, alarms and timers", ["get_time", "set_alarm", "start_timer"]),
@@ -62,11 +60,7 @@ def _write(folder: Path, servers: dict[str, tuple[str, list[str]]]) -> Path:
 
 @pytest.fixture
 def container(tmp_path: Path) -> Iterator[Container]:
-    settings = tofu_settings(tmp_path)
-    with Container(settings, embedder=EMBEDDER) as opened:
-        import_catalog_dir(opened, _write(tmp_path / "catalog", SERVERS), approve=True, actor="test")
-        enrich_catalog(opened, opened.enrichers())
-        refresh_index(opened)
+    with indexed_catalog(tmp_path, _write(tmp_path / "catalog", SERVERS)) as (opened, _):
         yield opened
 
 
@@ -140,24 +134,12 @@ def _same_answers(served: ResolveService, fresh: ResolveService) -> None:
         assert served.resolve_and_route(text) == fresh.resolve_and_route(text), text
 
 
-def _spied(monkeypatch: pytest.MonkeyPatch) -> list[set[str]]:
-    updates: list[set[str]] = []
-    real = ResolveService.updated
-
-    def spy(previous: ResolveService, changed: set[str], *, allow_stale: bool) -> ResolveService:
-        updates.append(set(changed))
-        return real(previous, changed, allow_stale=allow_stale)
-
-    monkeypatch.setattr(ResolveService, "updated", staticmethod(spy))
-    return updates
-
-
 def test_an_updated_service_answers_as_a_fresh_one_after_changes_on_several_servers(
     container: Container, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     live = LiveResolver(container, cache_size=0)
     first = live.service()
-    updates = _spied(monkeypatch)
+    updates = spy_service_updates(monkeypatch)
 
     # round 1: tools added on two servers, one removed on a third, a server's own text rewritten
     _register(container, "mail", "archive_email", "Move an email to the archive folder")

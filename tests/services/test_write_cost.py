@@ -11,31 +11,19 @@ from typing import Any
 import pytest
 
 from services.shared.container import Container
-from services.shared.indexing import index_is_current, refresh_index
+from services.shared.indexing import index_is_current
 from services.write import registry
-from services.write.catalog import import_catalog_dir
-from services.write.enriching import enrich_catalog
-from tests.support.catalogs import tofu_settings, write_catalog
+from tests.support.catalogs import write_catalog
+from tests.support.indexed import SMALL_TOOLS, indexed_catalog
 from tool_selector.catalog import trust
 from tool_selector.catalog.store import CatalogStore
-from tool_selector.embedding import HashingEmbedder
 from tool_selector.models import CreationMethod, ToolSpec
 from tool_selector.trust.scanner import ScanContext
-
-TOOLS = {
-    "weather": ["get_forecast", "get_alerts"],
-    "clock": ["get_time", "set_alarm"],
-    "mail": ["send_email", "read_inbox", "delete_email"],
-}
 
 
 @pytest.fixture
 def container(tmp_path: Path) -> Iterator[Container]:
-    settings = tofu_settings(tmp_path)
-    with Container(settings, embedder=HashingEmbedder(dim=384)) as opened:
-        import_catalog_dir(opened, write_catalog(tmp_path / "catalog", TOOLS), approve=True, actor="test")
-        enrich_catalog(opened, opened.enrichers())
-        refresh_index(opened)
+    with indexed_catalog(tmp_path, write_catalog(tmp_path / "catalog", SMALL_TOOLS)) as (opened, _):
         yield opened
 
 
