@@ -45,6 +45,7 @@ from eval.metrics import evaluate as score
 from eval.scale_catalog import SCORED, ScaleCatalog, build_scale_catalog
 from eval.scale_report import write_outputs
 from services.api.operations import Operations
+from services.shared.auth import Principal
 from services.shared.container import Container
 from services.shared.indexing import build_index
 from services.shared.resolving import ResolveService
@@ -63,6 +64,7 @@ logger = logging.getLogger(__name__)
 SIZES = (2000, 10000, 30000, 100000)
 WARM_UP = 20
 ACTOR = "bench-scale"
+LOCAL = Principal(actor=ACTOR, scopes=frozenset())  # a local writer: no key to check again
 PROBE = "Translate semaphore flag positions number {n} into Morse code beeps for a ship-to-shore drill."
 
 
@@ -125,6 +127,7 @@ def _registration_cost(container: Container, server: str, count: int) -> dict[st
                     method=CreationMethod.MANUAL_API,
                     actor=ACTOR,
                 ),
+                LOCAL,
             )
             written = time.perf_counter()
             resolution, _ = ops.resolve(spec.description, "hybrid", 10)
@@ -135,7 +138,9 @@ def _registration_cost(container: Container, server: str, count: int) -> dict[st
                 )
             found += spec.id in [t.id for t in resolution.tools]
             ops.write(
-                "tool deletion", functools.partial(registry.delete_tool, container, spec.id, actor=ACTOR)
+                "tool deletion",
+                functools.partial(registry.delete_tool, container, spec.id, actor=ACTOR),
+                LOCAL,
             )
             ops.resolve(PROBE.format(n=0), "hybrid", 10)  # the index without it is loaded again
             register.append(written - started)

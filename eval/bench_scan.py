@@ -6,9 +6,10 @@ poisoned | benign, ``attack``: the category). It is scanned as ``tool-selector s
 file's own names are the shadowing context, and the server rule of ``tool_selector/trust/batch.py``
 applies); the figures without the server rule are printed too. Detection is "flagged or
 quarantined"; hidden-instruction and invisible-unicode items must be quarantined, so their
-quarantine counts are printed apart. Each catalog folder is scanned three times and the best wall
-and CPU times kept (the CPU time tells what a busy machine adds): reading and validating the files
-included, as ``scan`` does it.
+quarantine counts are printed apart. A corpus whose lines carry a ``split`` (``dev`` / ``test``, as
+``eval/datasets/poison-paraphrases`` does) gets the same figures per split too. Each catalog folder is
+scanned three times and the best wall and CPU times kept (the CPU time tells what a busy machine adds):
+reading and validating the files included, as ``scan`` does it.
 """
 
 from __future__ import annotations
@@ -27,11 +28,14 @@ MUST_QUARANTINE = ("hidden-instruction", "invisible-unicode")
 ROUNDS = 3
 
 
-def _labels(corpus: Path, limit_bytes: int) -> dict[str, tuple[str, str]]:
-    """id -> (label, attack) of every corpus line."""
+def _labels(corpus: Path, limit_bytes: int) -> dict[str, tuple[str, str, str]]:
+    """id -> (label, attack, split) of every corpus line (split "" when the line has none)."""
     text = read_text_limited(corpus, limit_bytes=limit_bytes, what="corpus file")
     rows = [json.loads(line) for line in text.splitlines() if line.strip()]
-    return {str(r["id"]): (str(r.get("label", "")), str(r.get("attack", ""))) for r in rows}
+    return {
+        str(r["id"]): (str(r.get("label", "")), str(r.get("attack", "")), str(r.get("split") or ""))
+        for r in rows
+    }
 
 
 def _tool_rules_only(corpus: Path, limit_bytes: int) -> dict[str, str]:
@@ -50,25 +54,22 @@ def _share(part: int, whole: int) -> float:
     return round(part / whole, 4) if whole else 0.0
 
 
-def bench_corpus(corpus: Path, *, limit_bytes: int = DEFAULT_MAX_FILE_BYTES) -> dict[str, Any]:
-    labels = _labels(corpus, limit_bytes)
-    report = scan_path(corpus, limit_bytes=limit_bytes)
-    alone = _tool_rules_only(corpus, limit_bytes)
+def _figures(verdicts: list[tuple[str, str, str]], alone: dict[str, str], ids: list[str]) -> dict[str, Any]:
+    """The corpus figures over (label, attack, verdict) triples; ``alone``/``ids``: the verdicts
+    without the server rule, for the poisoned items."""
     per_attack: dict[str, Counter[str]] = defaultdict(Counter)
     benign: Counter[str] = Counter()
     alone_detected = 0
-    for item in report.items:
-        label, attack = labels.get(item.id, ("", ""))
+    for (label, attack, verdict), item_id in zip(verdicts, ids, strict=True):
         if label == "poisoned":
-            per_attack[attack][item.verdict] += 1
-            alone_detected += alone[item.id] != "clean"
+            per_attack[attack][verdict] += 1
+            alone_detected += alone[item_id] != "clean"
         elif label == "benign":
-            benign[item.verdict] += 1
+            benign[verdict] += 1
     poisoned = sum(sum(c.values()) for c in per_attack.values())
     detected = sum(c["flagged"] + c["quarantine"] for c in per_attack.values())
     benign_total = sum(benign.values())
     return {
-        "source": str(corpus),
         "poisoned": poisoned,
         "detected": detected,
         "detection": _share(detected, poisoned),
@@ -80,6 +81,7 @@ def bench_corpus(corpus: Path, *, limit_bytes: int = DEFAULT_MAX_FILE_BYTES) -> 
         "must_quarantine": {
             attack: f"{per_attack[attack]['quarantine']}/{sum(per_attack[attack].values())}"
             for attack in MUST_QUARANTINE
+            if attack in per_attack
         },
         "without_server_rule": {"detected": alone_detected, "detection": _share(alone_detected, poisoned)},
         "benign": benign_total,
@@ -87,6 +89,29 @@ def bench_corpus(corpus: Path, *, limit_bytes: int = DEFAULT_MAX_FILE_BYTES) -> 
         "benign_quarantined": benign["quarantine"],
         "benign_false_positive_rate": _share(benign["flagged"] + benign["quarantine"], benign_total),
     }
+
+
+def bench_corpus(corpus: Path, *, limit_bytes: int = DEFAULT_MAX_FILE_BYTES) -> dict[str, Any]:
+    labels = _labels(corpus, limit_bytes)
+    report = scan_path(corpus, limit_bytes=limit_bytes)
+    alone = _tool_rules_only(corpus, limit_bytes)
+    rows: list[tuple[str, str, str]] = []
+    for item in report.items:
+        label, attack, _ = labels.get(item.id, ("", "", ""))
+        rows.append((label, attack, item.verdict))
+    figures: dict[str, Any] = {"source": str(corpus), **_figures(rows, alone, [i.id for i in report.items])}
+    splits = sorted({split for _, _, split in labels.values() if split})
+    if splits:
+        by_split: dict[str, Any] = {}
+        for split in splits:
+            kept = [
+                (row, i.id)
+                for row, i in zip(rows, report.items, strict=True)
+                if labels.get(i.id, ("", "", ""))[2] == split
+            ]
+            by_split[split] = _figures([r for r, _ in kept], alone, [i for _, i in kept])
+        figures["by_split"] = by_split
+    return figures
 
 
 def bench_catalog(folder: Path, *, limit_bytes: int = DEFAULT_MAX_FILE_BYTES) -> dict[str, Any]:

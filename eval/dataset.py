@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tool_selector.errors import CatalogFileError
 from tool_selector.files import DEFAULT_MAX_FILE_BYTES, read_text_limited
+from tool_selector.names import split_tool_id
 
 logger = logging.getLogger(__name__)
 
@@ -76,9 +77,12 @@ class DatasetPaths:
 
 
 def is_tool_id(value: str) -> bool:
-    """True for ``"server::tool"`` with both parts non-empty (split with ``rsplit("::", 1)``)."""
-    parts = value.rsplit("::", 1)
-    return len(parts) == 2 and bool(parts[0]) and bool(parts[1])
+    """True for ``"server::tool"`` with both parts non-empty (split as tool_selector/names.py does)."""
+    try:
+        split_tool_id(value)
+    except ValueError:
+        return False
+    return True
 
 
 def check_dataset_dir(path: Path) -> DatasetPaths:

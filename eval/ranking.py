@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from tool_selector import names
+
 
 def server_of(tool_id: str) -> str:
-    """The server part of ``"server::tool"``; server names may contain single colons."""
-    return tool_id.rsplit("::", 1)[0]
+    """The server part of ``"server::tool"`` (tool_selector/names.py splits ids)."""
+    return names.server_of(tool_id)
 
 
 def slot_servers(slot: Sequence[str]) -> set[str]:

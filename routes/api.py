@@ -39,6 +39,7 @@ from tool_selector.models import (
     ToolRecord,
     ToolSpec,
 )
+from tool_selector.names import RULE
 from tool_selector.settings import Settings
 from tool_selector.trust.limits import CappedDescription, CappedMetadata, CappedSchema, refuse_oversize
 from tool_selector.trust.shown import model_for_agent
@@ -173,6 +174,7 @@ def create_server(body: ServerCreate, response: Response, o: Ops, who: Writer) -
         lambda: registry.register_server(
             o.container, spec, mode=body.matching_mode, method=CreationMethod.MANUAL_API, actor=who.actor
         ),
+        who,
     )
     if outcome.outcome == "matched":
         response.status_code = 200
@@ -180,8 +182,10 @@ def create_server(body: ServerCreate, response: Response, o: Ops, who: Writer) -
 
 
 @v1.patch("/servers/{name:path}", tags=["registration"])
-def patch_server(name: str, body: registry.ServerPatch, o: Ops, who: Editor) -> ServerRecord:
-    return o.write("server update", lambda: registry.patch_server(o.container, name, body, actor=who.actor))
+def patch_server(name: str, body: registry.ServerPatch, o: Ops, who: Editor) -> registry.ServerWritten:
+    return o.write(
+        "server update", lambda: registry.patch_server(o.container, name, body, actor=who.actor), who
+    )
 
 
 @v1.delete("/servers/{name:path}", tags=["registration"])
@@ -196,7 +200,9 @@ def delete_server(
     """Delete a server. If it has tools, ``cascade=true`` is required and they are deleted too (409
     otherwise, listing them)."""
     return o.write(
-        "server deletion", lambda: registry.delete_server(o.container, name, cascade=cascade, actor=who.actor)
+        "server deletion",
+        lambda: registry.delete_server(o.container, name, cascade=cascade, actor=who.actor),
+        who,
     )
 
 
@@ -219,6 +225,7 @@ def create_tool(body: ToolCreate, response: Response, o: Ops, who: Writer) -> re
             method=CreationMethod.MANUAL_API,
             actor=who.actor,
         ),
+        who,
     )
     if outcome.outcome == "matched":
         response.status_code = 200
@@ -227,16 +234,20 @@ def create_tool(body: ToolCreate, response: Response, o: Ops, who: Writer) -> re
 
 @v1.patch("/tools/{tool_id:path}", tags=["registration"])
 def patch_tool(tool_id: str, body: registry.ToolPatch, o: Ops, who: Editor) -> ToolRecord:
-    return o.write("tool update", lambda: registry.patch_tool(o.container, tool_id, body, actor=who.actor))
+    return o.write(
+        "tool update", lambda: registry.patch_tool(o.container, tool_id, body, actor=who.actor), who
+    )
 
 
 @v1.delete("/tools/{tool_id:path}", tags=["registration"])
 def delete_tool(tool_id: str, o: Ops, who: Editor) -> ToolDeleted:
-    removed = o.write("tool deletion", lambda: registry.delete_tool(o.container, tool_id, actor=who.actor))
+    removed = o.write(
+        "tool deletion", lambda: registry.delete_tool(o.container, tool_id, actor=who.actor), who
+    )
     return ToolDeleted(deleted=tool_id, tool=removed)
 
 
-_NAME = {"type": "string", "minLength": 1, "maxLength": 300}
+_NAME = {"type": "string", "minLength": 1, "maxLength": 300, "description": RULE}
 _CATALOG_BODY = {
     "type": "object",
     "description": "The benchmark format: servers (other keys are kept as metadata) and their tools.",
@@ -297,16 +308,17 @@ async def import_catalog(
     every problem with its line or item); GET the job for the counts."""
     raw = await request.body()
     known = {s.name for s in o.container.store.list_servers()}
-    batch = parse_batch_body(request.headers.get("content-type", ""), raw, known_servers=known)
+    taken = registry.taken_server_names(o.container)  # no new server may copy one of them up to case
+    batch = parse_batch_body(request.headers.get("content-type", ""), raw, known_servers=known, taken=taken)
     refuse_oversize(batch.servers, batch.tools)
-    job = o.submit_import(batch, mode=matching_mode, scope=match_scope, actor=who.actor)
+    job = o.submit_import(batch, mode=matching_mode, scope=match_scope, who=who)
     return JobAccepted(job=job, poll=f"/api/v1/jobs/{job.id}")
 
 
 @v1.post("/enrichment/server/{name:path}/profile", tags=["enrichment"])
-def reprofile(name: str, o: Ops, _: Editor) -> ServerStatus:
+def reprofile(name: str, o: Ops, who: Editor) -> ServerStatus:
     """Force a re-profile of one server (past the cache) and re-enrich its tools, then re-index."""
-    return o.reprofile(name)
+    return o.reprofile(name, who)
 
 
 @v1.get("/enrichment/server/{name:path}/status", tags=["enrichment"])
@@ -317,7 +329,7 @@ def server_status(name: str, o: Ops, _: Reader) -> ServerStatus:
 @v1.post("/enrichment/sync", tags=["enrichment"], status_code=202)
 def start_sync(o: Ops, who: Editor) -> JobAccepted:
     """Run the incremental sync (discover, profile, enrich, index) as a background job."""
-    job = o.submit_sync(who.actor)
+    job = o.submit_sync(who)
     return JobAccepted(job=job, poll=f"/api/v1/jobs/{job.id}")
 
 
@@ -328,12 +340,9 @@ def enrichment_stats(o: Ops, _: Reader) -> EnrichmentStats:
 
 @v1.get("/jobs/{job_id}", tags=["jobs"])
 def get_job(job_id: str, o: Ops, who: Annotated[Principal, Depends(need(None))]) -> JobRecord:
-    """A job's state and result. Needs the read scope, except for the key that started the job (an
-    import-only key must be able to learn its batch's outcome)."""
-    job = o.jobs.get(job_id)
-    if job.created_by != who.actor:
-        who.require("read")
-    return job
+    """A job's state and result. A key with the read scope sees every job; a key without it (an
+    import-only key) sees the jobs it started, and gets 403 for any other id, whether a job has it or not."""
+    return o.jobs.get_for(job_id, who)
 
 
 @v1.get("/audit", tags=["admin"])
@@ -363,7 +372,12 @@ def build_app(settings: Settings, make_container: Callable[[], Container] | None
     api = settings.api
     _RESOLVING.total_tokens = api.resolve_threads
     catalogs = {IMPORT_PATH: (api.max_import_bytes, "api.max_import_bytes")}  # the route taking a catalog
-    app.add_middleware(KeyThenBodyLimit, max_body_bytes=api.max_body_bytes, larger=catalogs)
+    app.add_middleware(
+        KeyThenBodyLimit,
+        max_body_bytes=api.max_body_bytes,
+        larger=catalogs,
+        body_timeout_s=api.body_timeout_s,
+    )
 
     @app.get("/health", tags=["health"])
     def health(request: Request) -> Health:

@@ -120,7 +120,13 @@ def install_error_handlers(app: FastAPI) -> None:
                 ),
                 status_code=422,
             )
-        codes = {404: "not_found", 405: "method_not_allowed", 413: "too_large", 415: "unsupported_media_type"}
+        codes = {
+            404: "not_found",
+            405: "method_not_allowed",
+            408: "timeout",
+            413: "too_large",
+            415: "unsupported_media_type",
+        }
         message = str(exc.detail) if exc.detail else "Request failed."
         if exc.status_code == 404 and message == "Not Found":
             message = "No such route."

@@ -2,7 +2,8 @@
 with their status, switching a configured server on or off, browsing tools, one tool with its
 enrichment and approval, the list of jobs, and the eval reports.
 
-Scopes as elsewhere: read for the reads, edit to switch a server (as for a sync); ``whoami`` needs any
+Scopes as elsewhere: read for the reads, edit to switch a server (as for a sync), except that switching on
+an entry that arrived in a catalog import needs admin and its launch line repeated; ``whoami`` needs any
 valid key.
 """
 
@@ -34,6 +35,12 @@ class Switch(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     enabled: bool = Field(description="true: the next sync discovers the server; false: it removes its tools")
+    confirm_launch: str | None = Field(
+        default=None,
+        max_length=20_000,
+        description="to switch on an imported entry (origin import; admin scope only): its launch line, "
+        "exactly as the overview shows it",
+    )
 
 
 class ToolPage(BaseModel):
@@ -64,7 +71,11 @@ def servers_overview(o: Ops, _: Reader) -> Response:
 def switch_server(name: str, body: Switch, o: Ops, who: Editor) -> console.ServerOverview:
     """Switch a configured server on or off (servers.json); the next sync acts on it."""
     return o.write(
-        "server switch", lambda: console.switch_server(o.container, name, body.enabled, actor=who.actor)
+        "server switch",
+        lambda: console.switch_server(
+            o.container, name, body.enabled, principal=who, confirm_launch=body.confirm_launch
+        ),
+        who,
     )
 
 

@@ -12,6 +12,11 @@ for every request under ``/api/v1``:
    the cap is answered 413 at once; a body sent without one (chunked) is counted as it arrives and
    refused with 413 as soon as it passes the cap, so no more than the cap and one chunk is ever read.
 
+3. the body must arrive within ``api.body_timeout_s`` of the request's start: a slower one (a body
+   trickled in to keep a request open past its key's revocation) is refused with 408. The route then
+   checks the key again when it changes anything (``Operations.write``), so a key revoked meanwhile
+   changes nothing.
+
 A refusal that leaves a large or open-ended body unread closes the connection (``Connection: close``):
 left open, the server would have to read the rest of the body, only to drop it.
 
@@ -22,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import anyio
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse
@@ -58,13 +64,34 @@ def too_large(path: str, limit: int, setting: str) -> tuple[str, str]:
     )
 
 
+class BodyTooSlow(StarletteHTTPException):
+    """Raised from ``receive`` when a body has not arrived whole within ``api.body_timeout_s``."""
+
+    def __init__(self, timeout_s: float) -> None:
+        super().__init__(
+            status_code=408,
+            detail=f"The request body did not arrive within {timeout_s:g} s; nothing was done.",
+            headers=CLOSE,
+        )
+        self.hint = (
+            "Send the whole body at once (a slow or stalled upload is dropped), or ask the operator to raise "
+            "api.body_timeout_s (TOOL_SELECTOR_API__BODY_TIMEOUT_S)."
+        )
+
+
 class KeyThenBodyLimit:
     """See the module docstring. ``larger``: path -> (cap, setting) for routes that take catalogs."""
 
     def __init__(
-        self, app: ASGIApp, *, max_body_bytes: int, larger: Mapping[str, tuple[int, str]] | None = None
+        self,
+        app: ASGIApp,
+        *,
+        max_body_bytes: int,
+        larger: Mapping[str, tuple[int, str]] | None = None,
+        body_timeout_s: float = 30.0,
     ) -> None:
         self.app = app
+        self.body_timeout_s = body_timeout_s
         self.default = (max_body_bytes, "api.max_body_bytes")
         self.larger = dict(larger or {})
 
@@ -93,19 +120,28 @@ class KeyThenBodyLimit:
             refusal = JSONResponse(error_body("too_large", message, hint), status_code=413, headers=CLOSE)
             await refusal(scope, receive, send)
             return
-        await self.app(scope, _counting(receive, path, limit, setting), send)
+        deadline = anyio.current_time() + self.body_timeout_s
+        await self.app(scope, _counting(receive, path, limit, setting, deadline, self.body_timeout_s), send)
 
 
-def _counting(receive: Receive, path: str, limit: int, setting: str) -> Receive:
+def _counting(
+    receive: Receive, path: str, limit: int, setting: str, deadline: float, timeout_s: float
+) -> Receive:
     seen = 0
+    whole = False  # the last part of the body arrived: later receives wait for a disconnect, unbounded
 
     async def counted() -> Message:
-        nonlocal seen
-        message = await receive()
-        if message["type"] == "http.request":
-            seen += len(message.get("body", b""))
-            if seen > limit:
-                raise BodyTooLarge(*too_large(path, limit, setting))
-        return message
+        nonlocal seen, whole
+        if whole:
+            return await receive()
+        with anyio.move_on_after(max(0.0, deadline - anyio.current_time())):
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > limit:
+                    raise BodyTooLarge(*too_large(path, limit, setting))
+                whole = not message.get("more_body", False)
+            return message
+        raise BodyTooSlow(timeout_s)
 
     return counted

@@ -51,6 +51,7 @@ def approve(entry_id: str, o: Ops, who: Approver, body: Decision | None = None) 
     return o.write(
         "quarantine approval",
         lambda: quarantine.approve_entry(o.container, entry_id, actor=who.actor, note=note),
+        who,
     )
 
 
@@ -61,4 +62,5 @@ def reject(entry_id: str, o: Ops, who: Approver, body: Decision | None = None) -
     return o.write(
         "quarantine rejection",
         lambda: quarantine.reject_entry(o.container, entry_id, actor=who.actor, note=note),
+        who,
     )

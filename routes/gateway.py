@@ -147,8 +147,11 @@ async def _dispatch(service: GatewayService, caller: Caller, name: str, args: di
         result = await service.call_tool(caller, power, tool, args.get("arguments"))  # type: ignore[arg-type]
         return _upstream_tool_error(str(power), str(tool), result) if result.is_error else result
     result = await service.call_namespaced(caller, name, args)
+    if not result.is_error:
+        return result
+    found = service.proxied_tools().get(name)  # its power and tool; the name may split two ways at "__"
     power, _, tool = name.partition("__")
-    return _upstream_tool_error(power, tool, result) if result.is_error else result
+    return _upstream_tool_error(*((found[0].name, found[1].name) if found else (power, tool)), result)
 
 
 def build_server(

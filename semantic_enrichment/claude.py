@@ -26,6 +26,7 @@ from semantic_enrichment.prompts import (
     build_enrich_prompt,
     build_profile_prompt,
 )
+from semantic_enrichment.vetting import poisoned
 from tool_selector.errors import LLMError
 from tool_selector.models import EnricherName, ServerProfile, ServerSpec, ToolSpec
 
@@ -51,9 +52,18 @@ class ClaudeProfiler:
         self._max_tokens = max_tokens
 
     def profile(self, server: ServerSpec, tools: Sequence[ToolSpec]) -> ProfileDraft:
-        return self.client.parse(
+        draft = self.client.parse(
             PROFILE_SYSTEM, build_profile_prompt(server, tools), ProfileDraft, max_tokens=self._max_tokens
         )
+        reasons = poisoned(draft)
+        if reasons:  # the fallback profiler's profile stands in for it (semantic_enrichment/vetting.py)
+            raise LLMError(
+                f"The profile Claude wrote for {server.name!r} looks like a prompt injection: {reasons[0]}.",
+                hint="Review the server's tools (`tool-selector scan`); the offline profile is used.",
+                reason="poisoned",
+                server=server.name,
+            )
+        return draft
 
 
 class ClaudeEnricher:
@@ -125,5 +135,12 @@ class ClaudeEnricher:
                 continue
             if item.tool_name in drafts:
                 continue  # the first valid item of a tool wins
-            drafts[item.tool_name] = EnrichmentDraft.model_validate(item.model_dump(exclude={"tool_name"}))
+            draft = EnrichmentDraft.model_validate(item.model_dump(exclude={"tool_name"}))
+            reasons = poisoned(draft)
+            if reasons:  # left out: the caller's fallback enriches it (semantic_enrichment/vetting.py)
+                logger.warning(
+                    "Claude's enrichment of %s::%s was refused: %s", server.name, item.tool_name, reasons[0]
+                )
+                continue
+            drafts[item.tool_name] = draft
         return drafts

@@ -31,6 +31,7 @@ from typing import NamedTuple
 import numpy as np
 
 from tool_selector.models import PowerCandidate, SearchHit, ToolDocument
+from tool_selector.names import server_of
 from tool_selector.search.text import field_text, tokenize
 from tool_selector.wordmatrix import Shards, WordMatrix, collection_held, extended, word_counts
 
@@ -209,7 +210,7 @@ class CatalogTerms:
             lost_sets[tool_words.pop(tool_id) or _NONE] += 1
             for held in (original, names, actions, name_tokens):
                 held.pop(tool_id)
-            lost.setdefault(tool_id.rpartition("::")[0], set()).add(tool_id)
+            lost.setdefault(server_of(tool_id), set()).add(tool_id)
         added_sets: Counter[frozenset[str]] = Counter()
         added: dict[str, set[str]] = {}  # server -> its tools put in
         per_field: dict[str, list[frozenset[str]]] = {}

@@ -8,6 +8,7 @@ from collections.abc import Collection
 from typing import Protocol, runtime_checkable
 
 from tool_selector.models import ToolDocument
+from tool_selector.names import server_of
 from tool_selector.search.backend import SearchBackend, Target
 
 
@@ -30,7 +31,7 @@ def indexed_ids(
         return backend.ids_of_servers(servers, target=target)
     scope = set(servers)
     held = backend.ids(target=target)
-    return {i: h for i, h in held.items() if (i.rpartition("::")[0] if target == "tools" else i) in scope}
+    return {i: h for i, h in held.items() if (server_of(i) if target == "tools" else i) in scope}
 
 
 def upsert_documents(

@@ -56,7 +56,9 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 class IndexSummary(BaseModel):
     """What an index run did. ``documents`` ... ``removed`` count tool documents; ``servers_*`` count
-    server documents; ``errors`` holds both (a server document's under ``server:<name>``)."""
+    server documents; ``errors`` holds both (a server document's under ``server:<name>``). ``left_out``:
+    stored servers and tools whose names break the naming rule (an older version let them in), kept in
+    the catalog but not indexed, with what to do (tool_selector/catalog_read.py)."""
 
     documents: int = 0
     embedded: int = 0
@@ -70,6 +72,7 @@ class IndexSummary(BaseModel):
     servers_unchanged: int = 0
     servers_removed: int = 0
     errors: dict[str, str] = {}
+    left_out: dict[str, str] = {}
     seconds: float = 0.0
 
 
@@ -291,7 +294,7 @@ def index_catalog(
     catalog = read_catalog(store, scope)
     tools, tool_texts = _tool_documents(catalog)
     servers, server_texts = _server_documents(catalog)
-    summary = IndexSummary(documents=len(tools), servers_indexed=len(servers))
+    summary = IndexSummary(documents=len(tools), servers_indexed=len(servers), left_out=catalog.left_out)
     # only the documents of the servers in scope are compared
     indexed = {} if rebuild else indexed_ids(backend, scope)
     indexed_servers = {} if rebuild else indexed_ids(backend, scope, "servers")
@@ -336,7 +339,14 @@ def index_catalog(
         summary.servers_removed = backend.delete(gone_servers, target="servers")
     summary.seconds = round(time.perf_counter() - started, 3)
     logger.info("indexed: %s", summary.model_dump())
+    warn_left_out(summary.left_out)
     return summary
+
+
+def warn_left_out(left_out: dict[str, str]) -> None:
+    if left_out:
+        names = ", ".join(map(repr, list(left_out)[:10]))
+        logger.warning("left out of the index, their names break the naming rule: %s (see left_out)", names)
 
 
 def _embed(

@@ -24,7 +24,7 @@ from tool_selector.catalog.store import CatalogStore
 from tool_selector.catalog_read import read_catalog
 from tool_selector.embedding import Embedder
 from tool_selector.hashing import sha256_of
-from tool_selector.indexing import IndexSummary, _embed, _server_documents, _tool_documents
+from tool_selector.indexing import IndexSummary, _embed, _server_documents, _tool_documents, warn_left_out
 from tool_selector.models import ToolDocument
 
 logger = logging.getLogger(__name__)
@@ -53,7 +53,7 @@ def build_rows(
     store's cache, and only texts never embedded are embedded (and cached). None, with nothing
     written, when a server's name is also a tool's id (``a::b``): ``index_catalog`` writes those apart."""
     started = time.perf_counter()
-    tools, tool_texts, servers, server_texts = _documents(store)
+    tools, tool_texts, servers, server_texts, left_out = _documents(store)
     if not {d.id for d in tools}.isdisjoint(d.id for d in servers):
         return None
     model = embedder.model_id
@@ -79,17 +79,19 @@ def build_rows(
         vectors_from_cache=sum(1 for k in keys if k in cached),
         servers_indexed=len(servers),
         servers_embedded=len(set(server_keys) & fresh.keys() - tool_keys),
+        left_out=left_out,
     )
     backend.write_rows([*tools, *servers], matrix)
     summary.written, summary.servers_written = len(tools), len(servers)
     summary.seconds = round(time.perf_counter() - started, 3)
     logger.info("indexed: %s", summary.model_dump())
+    warn_left_out(left_out)
     return summary
 
 
 def _documents(
     store: CatalogStore,
-) -> tuple[list[ToolDocument], dict[str, str], list[ToolDocument], dict[str, str]]:
+) -> tuple[list[ToolDocument], dict[str, str], list[ToolDocument], dict[str, str], dict[str, str]]:
     """The tool and the server documents, with the texts of their vectors, made from the catalog read
     a few servers at a time (``SERVERS_READ``): only the documents are held, not every record at once.
     The same documents, in the same order (by server, then tool), as from the whole catalog read once."""
@@ -101,15 +103,17 @@ def _documents(
     servers: list[ToolDocument] = []
     tool_texts: dict[str, str] = {}
     server_texts: dict[str, str] = {}
+    left_out: dict[str, str] = {}  # names that break the naming rule (tool_selector/catalog_read.py)
     for chunk in chunks:
         catalog = read_catalog(store, chunk)
+        left_out.update(catalog.left_out)
         for docs, texts, (made, made_texts) in (
             (tools, tool_texts, _tool_documents(catalog)),
             (servers, server_texts, _server_documents(catalog)),
         ):
             docs.extend(made)
             texts.update(made_texts)
-    return tools, tool_texts, servers, server_texts
+    return tools, tool_texts, servers, server_texts, left_out
 
 
 def _fill_from_cache(

@@ -9,6 +9,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from tool_selector.hashing import sha256_of, tool_hash
+from tool_selector.names import ServerName, ToolName, tool_id  # ids are made and split there
 
 
 class CreationMethod(StrEnum):
@@ -20,35 +21,25 @@ class CreationMethod(StrEnum):
     MCP_TOOL = "mcp_tool"
 
 
-def tool_id(server: str, name: str) -> str:
-    """A tool's id; split it with ``rsplit("::", 1)`` because server names may contain colons."""
-    return f"{server}::{name}"
-
-
-def split_tool_id(value: str) -> tuple[str, str]:
-    server, sep, name = value.rpartition("::")
-    if not sep or not server or not name:
-        raise ValueError(f"not a tool id of the form 'server::tool': {value!r}")
-    return server, name
-
-
 class ServerSpec(BaseModel):
-    """A server as read from a catalog file or a registration request."""
+    """A server as read from a catalog file or a registration request; its name keeps the naming rule
+    (tool_selector/names.py)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1, max_length=300, pattern=r"\S")
+    name: ServerName
     description: str = ""
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
 class ToolSpec(BaseModel):
-    """A tool as read from a catalog file, an MCP server or a registration request."""
+    """A tool as read from a catalog file, an MCP server or a registration request; its server's name
+    and its own keep the naming rule (tool_selector/names.py), so its id splits one way only."""
 
     model_config = ConfigDict(extra="forbid")
 
-    server: str = Field(min_length=1, max_length=300, pattern=r"\S")
-    name: str = Field(min_length=1, max_length=300, pattern=r"\S")
+    server: ServerName
+    name: ToolName
     description: str = ""
     input_schema: dict[str, Any] = Field(default_factory=dict)
     annotations: dict[str, Any] = Field(default_factory=dict)
@@ -78,6 +69,9 @@ class ToolSpec(BaseModel):
 
 
 class ServerRecord(ServerSpec):
+    """A stored server, read as it is stored (a name an older version let in breaks no read)."""
+
+    name: str = Field(min_length=1)
     content_hash: str
     creation_method: CreationMethod
     created_at: datetime
@@ -88,8 +82,10 @@ class ServerRecord(ServerSpec):
 
 
 class ToolRecord(ToolSpec):
-    """A stored tool; its ``id`` (``server::name``) is serialised with it."""
+    """A stored tool, read as it is stored; its ``id`` (``server::name``) is serialised with it."""
 
+    server: str = Field(min_length=1)
+    name: str = Field(min_length=1)
     content_hash: str
     creation_method: CreationMethod
     created_at: datetime

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from pydantic import BaseModel, Field
 
 from tool_selector.models import Decision, PowerSummary, Resolution, TierName, ToolSummary
+from tool_selector.names import tool_of
 from tool_selector.settings import TierThresholds
 
 MAX_AVAILABLE_POWERS = 20
@@ -52,7 +53,7 @@ def _summary(info: PowerInfo, score: float | None, tools: list[str]) -> PowerSum
         description=info.description,
         keywords=info.keywords,
         score=score,
-        tools=[t.rsplit("::", 1)[1] for t in tools[:5]],
+        tools=[tool_of(t) for t in tools[:5]],
     )
 
 

@@ -14,7 +14,10 @@ clients ignore them. ``${VAR}`` and ``${VAR:-default}`` in env values, headers, 
 taken from the operator's environment when a server is started, so secrets need not sit in the file.
 
 This file is the only source of commands tool-selector ever spawns: nothing read from an MCP server,
-a catalog or a query can add one.
+a catalog or a query can add one. An entry that arrived in a catalog import (``"origin": "import"``,
+through the CLI or the REST API) is never started, whatever its ``enabled`` says, until the operator
+adopts it on the machine with ``tool-selector servers enable NAME`` (or an ``admin`` key repeats its
+launch line to the REST switch): see ``ServerConfig.runnable``.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -32,7 +36,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from tool_selector.errors import CatalogFileError, InvalidInputError, NotFoundError
 from tool_selector.files import DEFAULT_MAX_FILE_BYTES, read_text_limited
 
-NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.@/ -]{0,99}$"
+# 1-100 characters, no space at either end; \Z, not $: "$" also matches before a final newline
+NAME_PATTERN = r"\A[A-Za-z0-9](?:[A-Za-z0-9_.@/ -]{0,98}[A-Za-z0-9_.@/-])?\Z"
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -54,6 +59,12 @@ class ServerConfig(BaseModel):
     timeout_s: float | None = Field(default=None, gt=0, le=600, description="overrides the discovery timeout")
     trust: Literal["tofu", "approve"] | None = Field(
         default=None, description="overrides the `trust.configured` setting for this server"
+    )
+    origin: Literal["operator", "import"] = Field(
+        default="operator",
+        description="operator: written on this machine (this file, `servers add`, `servers import`); "
+        "import: arrived in a catalog import and is never started until an operator adopts it "
+        "(`tool-selector servers enable NAME`)",
     )
 
     @model_validator(mode="after")
@@ -78,6 +89,22 @@ class ServerConfig(BaseModel):
     @property
     def transport(self) -> Literal["stdio", "http"]:
         return "stdio" if self.command is not None else "http"
+
+    @property
+    def runnable(self) -> bool:
+        """Whether sync and the gateway may start it: switched on, and written by the operator (an
+        imported entry waits for the operator to adopt it, whatever its ``enabled`` says)."""
+        return self.enabled and self.origin == "operator"
+
+    def launch_line(self) -> str:
+        """What starting it runs, on one line, unambiguous (shell-quoted): the working folder, the
+        environment it adds, the command and its arguments; or the url and the names of its headers."""
+        if self.command is None:
+            headers = f" (headers: {', '.join(sorted(self.headers))})" if self.headers else ""
+            return f"{self.url}{headers}"
+        parts = [f"{k}={v}" for k, v in sorted(self.env.items())]
+        line = shlex.join(([("env")] if parts else []) + parts + [self.command, *self.args])
+        return f"cd {shlex.quote(self.cwd)} && {line}" if self.cwd else line
 
     def resolved(self, environ: Mapping[str, str]) -> ServerConfig:
         """A copy with ``${VAR}`` references replaced from ``environ``; a missing one is an error."""
@@ -119,7 +146,8 @@ class ServersFile(BaseModel):
         bad = [n for n in value if not re.match(NAME_PATTERN, n)]
         if bad:
             raise ValueError(
-                f"server names must be 1-100 letters, digits, '_', '-', '.', '@', '/' or spaces: {bad}"
+                f"server names must be 1-100 letters, digits, '_', '-', '.', '@', '/' or inner spaces, "
+                f"starting with a letter or digit: {bad}"
             )
         return value
 
@@ -255,11 +283,14 @@ def client_entry_config(name: str, entry: Any, base: Path | None = None) -> Serv
     if not isinstance(entry, dict):
         raise ValueError("the entry is not a JSON object")
     if not re.match(NAME_PATTERN, name):
-        raise ValueError("the name has characters tool-selector does not accept")
+        raise ValueError(
+            "the name is not 1-100 letters, digits, '_', '-', '.', '@', '/' or inner spaces, starting with "
+            "a letter or digit; rename the entry"
+        )
     kind = entry.get("type") or entry.get("transport")
     if kind == "sse":
         raise ValueError("SSE servers are not supported; use the server's streamable HTTP url")
-    known = set(ServerConfig.model_fields)
+    known = set(ServerConfig.model_fields) - {"origin"}  # who wrote an entry is ours to say, not the file's
     fields = {k: v for k, v in entry.items() if k in known}
     if kind in ("streamableHttp", "streamable_http"):
         fields["type"] = "streamable-http"

@@ -36,6 +36,13 @@ class ApiSettings(BaseModel):
     max_import_bytes: int = Field(
         default=50 * 2**20, ge=1024, le=2**31, description="largest body of POST /api/v1/catalog/import"
     )
+    body_timeout_s: float = Field(
+        default=30.0,
+        gt=0,
+        le=3600,
+        description="longest time a request body may take to arrive, from its first byte to its last; a "
+        "slower one is refused (408) and nothing it asked for is done",
+    )
     reports_dir: Path | None = Field(
         default=None,
         description="the folder of `tool-selector eval --report` reports the console's Evaluation page "

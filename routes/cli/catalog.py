@@ -35,7 +35,11 @@ def catalog_import(
         ),
     ] = False,
 ) -> None:
-    """Import a catalog folder (benchmark format) into the catalog database, all or nothing."""
+    """Import a catalog folder (benchmark format) into the catalog database, all or nothing.
+
+    Names keep the naming rule (docs/operator-guide.md): no '::', control or invisible characters, no
+    tool name starting with ':', no server differing from one in use only in case; a name breaking it
+    refuses the whole folder, naming each item."""
     from services.shared.auth import cli_principal
     from services.shared.container import Container
     from services.write.catalog import import_catalog_dir
@@ -82,16 +86,18 @@ def catalog_register(
     """Add servers and tools from a file, all or nothing, matching near-duplicates like the REST API.
 
     Unlike `catalog import` (which mirrors a folder: tools not listed are removed), this only adds,
-    updates and matches. Prints the counts and one line per item."""
+    updates and matches. Names keep the naming rule, as for `catalog import`. Prints the counts and one
+    line per item."""
     from services.shared.auth import cli_principal
     from services.shared.container import Container
     from services.write.importing import import_batch
+    from services.write.registry import taken_server_names
     from tool_selector.catalog.batch import read_batch_file
 
     with mapped_errors(), Container(cli_settings()) as container:
         known = {s.name for s in container.store.list_servers()}
-        limit = container.settings.max_file_bytes
-        batch = read_batch_file(path, fmt, known_servers=known, limit_bytes=limit)
+        limit, taken = container.settings.max_file_bytes, taken_server_names(container)
+        batch = read_batch_file(path, fmt, known_servers=known, limit_bytes=limit, taken=taken)
         result = import_batch(
             container, batch, mode=matching_mode, scope=match_scope, actor=cli_principal().actor
         )

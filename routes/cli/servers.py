@@ -26,7 +26,13 @@ def _pairs(values: list[str], what: str) -> dict[str, str]:
 
 @servers_app.command("add")
 def servers_add(
-    name: Annotated[str, typer.Argument(help="The server's name (how agents and the catalog call it)")],
+    name: Annotated[
+        str,
+        typer.Argument(
+            help="The server's name (how agents and the catalog call it): 1-100 letters, digits, '_', '-', "
+            "'.', '@', '/' or inner spaces, and no case copy of another server's ('TIME' beside 'time')"
+        ),
+    ],
     command: Annotated[
         list[str] | None, typer.Argument(help="A stdio server's command and arguments")
     ] = None,
@@ -131,13 +137,15 @@ def _set_enabled(name: str, enabled: bool) -> None:
     from services.write.servers import set_enabled
 
     with mapped_errors(), Container(cli_settings()) as container:
-        changed = set_enabled(container, name, enabled, actor=cli_principal().actor)
-        echo_json({"server": name, "enabled": enabled, "changed": changed, "next": "tool-selector sync"})
+        done = set_enabled(container, name, enabled, principal=cli_principal(), at_machine=True)
+        shown = done.model_dump(exclude={"name"})
+        echo_json({"server": done.name, **shown, "next": "tool-selector sync"})
 
 
 @servers_app.command("enable")
 def servers_enable(name: Annotated[str, typer.Argument(help=NAME_HELP)]) -> None:
-    """Switch a configured server on (servers imported through the API arrive switched off)."""
+    """Switch a configured server on. An entry that arrived in a catalog import is adopted: from now on
+    sync and the gateway may start it (read its launch line, printed as "launch")."""
     _set_enabled(name, True)
 
 

@@ -44,6 +44,11 @@ class ServerOverview(BaseModel):
     )
     configured: bool = Field(description="in the operator's server configuration (servers.json)")
     enabled: bool | None = Field(description="configured servers only")
+    origin: Literal["operator", "import"] | None = Field(
+        default=None,
+        description="configured servers only; import: never started until the operator adopts it",
+    )
+    launch: str = Field(default="", description="configured servers only: what starting it runs, or its url")
     transport: Literal["stdio", "http"] | None = None
     status: ServerState
     error: str = ""
@@ -92,7 +97,7 @@ def whoami(principal: Principal) -> WhoAmI:
 def _status(config: ServerConfig | None, discovery_state: str | None) -> ServerState:
     if config is None:
         return "catalog"
-    if not config.enabled:
+    if not config.runnable:
         return "disabled"
     if discovery_state in ("ok", "stale", "failed"):
         return discovery_state  # type: ignore[return-value]
@@ -114,6 +119,8 @@ def servers_overview(container: Container) -> ServersOverview:
                 description=record.description if record else "",
                 configured=config is not None,
                 enabled=None if config is None else config.enabled,
+                origin=None if config is None else config.origin,
+                launch="" if config is None else config.launch_line(),
                 transport=None if config is None else config.transport,
                 status=status,
                 error=found.error if found and status in ("failed", "stale") else "",
@@ -146,9 +153,14 @@ def server_overview(container: Container, name: str) -> ServerOverview:
     raise AssertionError("unreachable: a configured server is in the overview")
 
 
-def switch_server(container: Container, name: str, enabled: bool, *, actor: str) -> ServerOverview:
-    """Switch a configured server on or off (audited when it changes); its overview entry after."""
-    set_enabled(container, name, enabled, actor=actor)
+def switch_server(
+    container: Container, name: str, enabled: bool, *, principal: Principal, confirm_launch: str | None
+) -> ServerOverview:
+    """Switch a configured server on or off (audited); its overview entry after. An imported entry is
+    switched on only with the admin scope and its launch line repeated (services/write/servers.py)."""
+    set_enabled(
+        container, name, enabled, principal=principal, at_machine=False, confirm_launch=confirm_launch
+    )
     return server_overview(container, name)
 
 

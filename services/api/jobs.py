@@ -20,10 +20,11 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel
 
+from services.shared.auth import Principal
 from services.shared.container import Container
 from tool_selector.catalog import admin
 from tool_selector.catalog.admin import JobProgress, JobRecord
-from tool_selector.errors import ToolSelectorError
+from tool_selector.errors import NotFoundError, ToolSelectorError
 from tool_selector.processes import current_process
 
 logger = logging.getLogger(__name__)
@@ -117,6 +118,19 @@ class JobRunner:
             admin.interrupt_orphaned_jobs(self.container.store, job_id)
             job = admin.get_job(self.container.store, job_id)
         return self.with_progress(job)
+
+    def get_for(self, job_id: str, who: Principal) -> JobRecord:
+        """``get`` for a caller. A key with the ``read`` scope sees every job; one without it (an
+        import-only key) sees only the jobs it started, and any other id is refused alike (403), whether
+        a job has it or not: the answer tells nothing of other keys' jobs."""
+        if "read" not in who.scopes:
+            try:
+                owner: str | None = admin.get_job(self.container.store, job_id).created_by
+            except NotFoundError:
+                owner = None
+            if owner != who.actor:
+                who.require("read")
+        return self.get(job_id)
 
     def wait(self, job_id: str, timeout: float | None = None) -> JobRecord:
         """Block until a job of this process ends (for the CLI and tests)."""

@@ -19,6 +19,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, Field
 
 from services.api.jobs import JobRunner
+from services.shared.auth import Principal, check_still_valid
 from services.shared.container import Container
 from services.shared.indexing import index_is_current
 from services.shared.live import LiveResolver
@@ -133,34 +134,39 @@ class Operations:
         finally:
             self.live.expire()  # look for the new index at the next read
 
-    def write(self, what: str, work: Callable[[], T]) -> T:
+    def write(self, what: str, work: Callable[[], T], who: Principal) -> T:
+        """``work`` under the writer lock, once ``who``'s key is checked again (it may have been revoked
+        since the request began)."""
         with self._writing(what):
+            check_still_valid(self.container, who)
             return work()
 
     def submit(
-        self, kind: str, actor: str, work: Callable[[Callable[[str, int, int], None]], BaseModel]
+        self, kind: str, who: Principal, work: Callable[[Callable[[str, int, int], None]], BaseModel]
     ) -> JobRecord:
         def locked(progress: Callable[[str, int, int], None]) -> BaseModel:
             with self._writing(f"{kind} job"):
+                check_still_valid(self.container, who)  # the key may have been revoked while it waited
                 return work(progress)
 
-        return self.jobs.submit(kind, actor, locked)
+        return self.jobs.submit(kind, who.actor, locked)
 
-    def submit_sync(self, actor: str) -> JobRecord:
-        return self.submit("sync", actor, lambda progress: run_sync(self.container, progress=progress))
+    def submit_sync(self, who: Principal) -> JobRecord:
+        return self.submit("sync", who, lambda progress: run_sync(self.container, progress=progress))
 
     def submit_import(
-        self, batch: ImportBatch, *, mode: registry.MatchingMode, scope: registry.MatchScope, actor: str
+        self, batch: ImportBatch, *, mode: registry.MatchingMode, scope: registry.MatchScope, who: Principal
     ) -> JobRecord:
         return self.submit(
             "import",
-            actor,
-            lambda _: importing.import_batch(self.container, batch, mode=mode, scope=scope, actor=actor),
+            who,
+            lambda _: importing.import_batch(self.container, batch, mode=mode, scope=scope, actor=who.actor),
         )
 
-    def reprofile(self, name: str) -> ServerStatus:
+    def reprofile(self, name: str, who: Principal) -> ServerStatus:
         registry.require_server_named(self.container, name)
-        self.write(f"re-profile of {name}", lambda: registry.refresh(self.container, force=frozenset({name})))
+        force = frozenset({name})
+        self.write(f"re-profile of {name}", lambda: registry.refresh(self.container, force=force), who)
         return self.server_status(name)
 
     # -- reads -----------------------------------------------------------------------------------

@@ -141,21 +141,27 @@ class PowerManager:
     # -- queries -------------------------------------------------------------------------------------
 
     def configured(self) -> Mapping[str, ServerConfig]:
-        return {n: c for n, c in self._configs().items() if c.enabled}
+        return {n: c for n, c in self._configs().items() if c.runnable}
 
     def config_of(self, name: str) -> ServerConfig:
         """The configuration of an enabled server, or NotFoundError naming the closest ones."""
         configs = self._configs()
         config = configs.get(name)
-        if config is not None and config.enabled:
+        if config is not None and config.runnable:
             return config
         from difflib import get_close_matches
 
-        enabled = sorted(n for n, c in configs.items() if c.enabled)
+        enabled = sorted(n for n, c in configs.items() if c.runnable)
         lowered = {n.lower(): n for n in enabled}
         close = [lowered[name.lower()]] if name.lower() in lowered else []
         close += [c for c in get_close_matches(name, enabled, n=3, cutoff=0.4) if c not in close]
-        why = "is configured but disabled" if config is not None else "is not in the gateway's configuration"
+        why = (
+            "is not in the gateway's configuration"
+            if config is None
+            else "was imported and waits for the operator to allow it"
+            if config.origin == "import"
+            else "is configured but disabled"
+        )
         raise NotFoundError(
             f"The power {name!r} {why}."
             + (f" Closest configured names: {', '.join(close)}." if close else "")

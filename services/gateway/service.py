@@ -36,6 +36,7 @@ from services.shared.steps import StepMatch, best_powers, step_matches
 from services.write.quarantine import refresh_after_hold, refuse_held, vet_live_tools
 from tool_selector.errors import InvalidInputError, NotFoundError
 from tool_selector.models import Decision, GatewaySessionStats, ToolSummary
+from tool_selector.names import MAX_NAME_CHARS, shown_name
 from tool_selector.servers_config import ServerConfig, load_servers
 from tool_selector.trust.limits import cut
 from tool_selector.trust.shown import server_instructions
@@ -282,7 +283,7 @@ class GatewayService:
     async def call_namespaced(
         self, caller: Caller, name: str, arguments: Mapping[str, Any] | None
     ) -> types.CallToolResult:
-        require_call(caller.scopes, f"call the tool {name!r}")
+        require_call(caller.scopes, f"call the tool {shown_name(name)}")
         found = self.proxied_tools().get(name)
         for power in self.powers.active() if found is None else ():
             for held, message in power.held.items():
@@ -290,10 +291,10 @@ class GatewayService:
                     raise refuse_held(power.name, held, message)
         if found is None:
             raise NotFoundError(
-                f"No active tool is called {name!r}: its power is not active (it may have been stopped "
-                "for being idle, to make room, or because it crashed).",
+                f"No active tool is called {shown_name(name)}: its power is not active (it may have been "
+                "stopped for being idle, to make room, or because it crashed).",
                 hint="Call resolve_intent or activate_power again, or use call_tool(power, tool, arguments).",
-                tool=name,
+                tool=name[:MAX_NAME_CHARS],
             )
         power, tool = found
         return await self.powers.call(power.name, tool.name, dict(arguments or {}))
@@ -328,8 +329,16 @@ class GatewayService:
 
 
 def _required(value: Any, field: str, example: str) -> str:
+    """A name the agent gave (a power's or a tool's), stripped; an error echoes at most MAX_NAME_CHARS of
+    it (a model sent 100 kB once and would have read all of it back)."""
     if not isinstance(value, str) or not value.strip():
         raise InvalidInputError(f"'{field}' must be a non-empty string.", hint=f"Call it like {example}.")
+    if len(value) > MAX_NAME_CHARS:
+        raise InvalidInputError(
+            f"'{field}' is no power's or tool's name: {shown_name(value)}; a name has at most "
+            f"{MAX_NAME_CHARS} characters.",
+            hint="Call resolve_intent with what you want to do first, then use the exact name it returns.",
+        )
     return value.strip()
 
 

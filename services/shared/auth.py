@@ -121,6 +121,20 @@ def revoked_among(container: Container, key_ids: set[str]) -> set[str]:
     return key_ids - active
 
 
+def check_still_valid(container: Container, principal: Principal) -> None:
+    """Right before a change is made: the key that asked for it must still be valid (it may have been
+    revoked while its request's body arrived, or while its job waited). AuthError (401) otherwise."""
+    if principal.key_id is None:  # the local operator (CLI, the gateway over stdio)
+        return
+    record = admin.key_by_id(container.store, principal.key_id)
+    if record is None or record.revoked_at is not None:
+        raise AuthError(
+            f"API key {principal.key_id!r} was revoked before this change was made; nothing was changed.",
+            hint="Ask an admin for a new key.",
+            revoked_key_id=principal.key_id,
+        )
+
+
 def authenticate(container: Container, authorization: str | None) -> Principal:
     """The caller behind an ``Authorization: Bearer <key>`` header, or AuthError (401)."""
     if not authorization:

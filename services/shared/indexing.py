@@ -12,12 +12,18 @@ until the next refresh writes a number.
 Every refresh holds the data folder's writer lock and starts by loading what another process wrote
 meanwhile (``backend.refresh()``), so it writes its documents on top of the newest index generation,
 never on an older copy that would drop another writer's documents.
+
+An index made anew (``index rebuild``, or the repair of a damaged one) replaces the old one in one
+step when the backend can stage it (the embedded one: ``Replaceable``): it is built aside, in memory,
+and made current only once whole, so a kill, a full disk or an error half-way leaves the old index
+current. Another backend (Weaviate) is emptied, then filled.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import Protocol, Self, runtime_checkable
 
 from services.shared.container import Container
 from services.shared.writing import writes
@@ -90,9 +96,10 @@ def refresh_index(
     write succeeded; after a partial write it stays marked stale, so the next refresh (or
     ``index build``) writes again.
 
-    ``rebuild`` rewrites every document; ``drop`` first empties the backend (a Weaviate collection is
-    dropped and made anew); ``only_if_stale`` does nothing when the index is current and not empty.
-    A damaged index is dropped and made anew from the catalog, which holds everything it is made from.
+    ``rebuild`` rewrites every document; ``drop`` makes the index anew (``_replace``: the embedded one
+    is built aside and made current once whole; a Weaviate collection is dropped and made anew);
+    ``only_if_stale`` does nothing when the index is current and not empty. A damaged index is made
+    anew the same way from the catalog, which holds everything it is made from.
     """
     store = container.store
     container.backend.refresh()  # another process may have written a newer generation
@@ -103,27 +110,70 @@ def refresh_index(
             documents=tools, unchanged=tools, servers_indexed=servers, servers_unchanged=servers
         )
     if drop or damaged:
-        container.backend.drop()
+        return _replace(container, damaged=damaged, progress=progress)
     built_from = store.change_seq()  # taken first: a change made meanwhile leaves the index stale
     seq = _indexed_seq(container)
-    full = rebuild or drop or damaged or container.backend.count() == 0
+    full = rebuild or container.backend.count() == 0
     scope = None if full or seq is None else store.servers_changed_since(seq)
     summary = index_catalog(
         store,
         container.backend,
         container.embedder,
-        rebuild=rebuild or drop or damaged,
+        rebuild=rebuild,
         servers_changed=scope,
         progress=progress,
     )
+    _mark(container, summary, built_from)
+    return summary
+
+
+@runtime_checkable
+class Replaceable(Protocol):
+    """A backend that builds a new index aside and makes it current in one step (the embedded one)."""
+
+    def staged(self) -> Self: ...
+
+    def publish(self, staged: Self) -> None: ...
+
+
+def _replace(
+    container: Container, *, damaged: bool, progress: Callable[[int, int], None] | None
+) -> IndexSummary:
+    """The index made anew from the catalog. A ``Replaceable`` backend is filled in a staged copy (in
+    bulk when it takes rows) and published only when whole: a build with failed documents leaves a
+    sound old index current (a damaged one is replaced anyway, and not marked current). Any other is
+    emptied, then filled."""
+    backend, store, embedder = container.backend, container.store, container.embedder
+    built_from = store.change_seq()  # taken first: a change made meanwhile leaves the index stale
+    if not isinstance(backend, Replaceable):
+        backend.drop()
+        dropped = index_catalog(store, backend, embedder, rebuild=True, progress=progress)
+        _mark(container, dropped, built_from)
+        return dropped
+    staged = backend.staged()
+    summary = None
+    if isinstance(staged, RowWriter) and staged.dim == embedder.dim:
+        summary = build_rows(store, staged, embedder, progress)
+    if summary is None:  # a server named like a tool id (``a::b``): written apart
+        summary = index_catalog(store, staged, embedder, rebuild=True, progress=progress)
+    if summary.errors and not damaged:
+        logger.warning("the new index was not made current (documents failed): the previous one stays")
+        summary.written = summary.servers_written = 0  # none of it reached the index
+        return summary
+    backend.publish(staged)
+    _mark(container, summary, built_from)
+    return summary
+
+
+def _mark(container: Container, summary: IndexSummary, built_from: int) -> None:
+    """Mark the index current as of ``built_from`` when every write succeeded; else leave it stale."""
     if summary.errors:
         logger.warning(
             "the index is not marked current: %d document(s) failed to be written", len(summary.errors)
         )
     else:
-        store.set_meta(container.index_key + SEQ_MARK, str(built_from))
+        container.store.set_meta(container.index_key + SEQ_MARK, str(built_from))
         _prune(container)
-    return summary
 
 
 PRUNE_LAG = 100_000  # changes kept past what every index caught up with: readers update by them
@@ -185,8 +235,7 @@ def _first_build(container: Container, progress: Callable[[int, int], None] | No
     built_from = store.change_seq()  # taken first: a change made meanwhile leaves the index stale
     summary = build_rows(store, backend, container.embedder, progress)
     if summary is not None:
-        store.set_meta(container.index_key + SEQ_MARK, str(built_from))
-        _prune(container)
+        _mark(container, summary, built_from)
     return summary
 
 

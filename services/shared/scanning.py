@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 from tool_selector.catalog.files import Problems, decode_text, read_catalog_dir
 from tool_selector.errors import CatalogFileError
 from tool_selector.files import DEFAULT_MAX_FILE_BYTES, read_bytes_limited
-from tool_selector.models import tool_id
+from tool_selector.names import tool_id
 from tool_selector.trust.batch import Definition, scan_catalog
 from tool_selector.trust.scanner import Verdict
 

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from pydantic import BaseModel, Field
 
 from tool_selector.models import Decision, QueryPart, Resolution
+from tool_selector.names import server_of, tool_of
 from tool_selector.routing import PowerInfo
 
 STEP_POWERS = 3  # what each step lists, best first
@@ -38,7 +39,7 @@ def known_parts(parts: Sequence[QueryPart], powers: Mapping[str, PowerInfo]) -> 
     """``parts`` with only the powers and tools of ``powers`` (the current catalog's directory)."""
 
     def known(tool_id: str) -> bool:
-        power, _, name = tool_id.rpartition("::")
+        power, name = server_of(tool_id), tool_of(tool_id)
         info = powers.get(power)
         return info is not None and any(tool.name == name for tool in info.tools)
 

@@ -38,7 +38,7 @@ from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS, get_default_environment
 from mcp.client.streamable_http import streamable_http_client
 
 from services.shared import lifeline
-from tool_selector.errors import UpstreamError
+from tool_selector.errors import ForbiddenError, UpstreamError
 from tool_selector.servers_config import ServerConfig
 
 if TYPE_CHECKING:
@@ -227,6 +227,12 @@ async def open_session(
     Raises ``UpstreamError`` if the server cannot be started or initialized, and
     ``InvalidInputError`` if the configuration names a ``${VAR}`` that ``environ`` lacks.
     """
+    if config.origin != "operator":  # every start passes here: a last stop
+        raise ForbiddenError(
+            f"Refusing to start {name!r} ({config.launch_line()[:300]!r}): the entry arrived in a catalog "
+            "import and the operator has not adopted it.",
+            hint=f"The operator adopts it on the machine with `tool-selector servers enable {name}`.",
+        )
     resolved = config.resolved(environ)
     phase: Phase = "start"
 

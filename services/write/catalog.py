@@ -8,6 +8,7 @@ from pathlib import Path
 from services.shared.container import Container
 from services.shared.policy import origin_mode
 from services.shared.writing import writes
+from services.write.registry import operator_owned, taken_server_names
 from tool_selector.catalog.files import read_catalog_dir
 from tool_selector.catalog.rows import ImportSummary
 from tool_selector.models import CreationMethod
@@ -25,17 +26,28 @@ def import_catalog_dir(
     ``tool-selector index build`` (or the next sync) brings it in line.
 
     Definitions are held for approval under the ``trust.imported`` policy, unless ``approve``: the
-    actor approves them now (what the scanner quarantines is held either way)."""
-    servers, tools = read_catalog_dir(folder, limit_bytes=container.settings.max_file_bytes)
+    actor approves them now (what the scanner quarantines is held either way). Servers the operator's
+    configuration owns (configured, or discovered) are skipped and never pruned."""
+    # a new server may not copy a name in use up to case (with ``prune``, the catalog's go unless listed)
+    taken = taken_server_names(container, catalog=not prune)
+    servers, tools = read_catalog_dir(folder, limit_bytes=container.settings.max_file_bytes, taken=taken)
     # the caps of REST registration hold for files too, but for the count: a folder on the operator's
     # own disk may hold a whole organisation's catalog (100k tools: `tool-selector bench-scale`)
     refuse_oversize(servers, tools, max_tools=None)
-    return container.writer.import_catalog(
-        servers,
-        tools,
+    # what the operator's configuration and discovery own is never overwritten (nor pruned) by a file
+    owned = operator_owned(container)
+    skipped = sorted({s.name for s in servers} & owned)
+    if skipped:
+        logger.warning("catalog import: skipped %s, owned by the server configuration", skipped)
+    summary = container.writer.import_catalog(
+        [s for s in servers if s.name not in owned],
+        [t for t in tools if t.server not in owned],
         creation_method=CreationMethod.IMPORTED,
         prune=prune,
+        keep=owned,
         actor=actor,
         source=str(folder),
         trust="pin" if approve else origin_mode(container.settings, "imported"),
     )
+    summary.servers_skipped = skipped
+    return summary

@@ -6,9 +6,10 @@ or a near-duplicate in ``auto`` mode), or ``skipped`` (``match_only`` without a 
 entry already configured differently). Any error rolls the whole batch back: the catalog, the index
 and the server configuration stay exactly as they were.
 
-Servers from an mcpServers config go into the operator's server configuration switched off
-(``enabled: false``): a command reaching us through the API is never run until an operator turns it
-on with ``tool-selector servers enable NAME``.
+Servers from an mcpServers config go into the operator's server configuration switched off and marked
+as imported (``enabled: false``, ``origin: import``, under the ``trust.imported`` policy whatever the
+batch says): a command reaching us through a catalog import is never run until the operator adopts it
+on the machine with ``tool-selector servers enable NAME`` (services/write/servers.py).
 """
 
 from __future__ import annotations
@@ -22,8 +23,19 @@ from pydantic import BaseModel, Field
 from services.shared.container import Container
 from services.shared.policy import origin_mode
 from services.shared.writing import writes
-from services.write.registry import BatchMatches, DuplicateFinder, MatchingMode, MatchScope, refresh
+from services.write.registry import (
+    BatchMatches,
+    DuplicateFinder,
+    MatchingMode,
+    MatchScope,
+    configured_names,
+    held_text_entry,
+    owned_by_operator,
+    pending_text,
+    refresh,
+)
 from tool_selector.catalog.batch import ImportBatch
+from tool_selector.catalog.server_trust import ServerText
 from tool_selector.errors import CatalogFileError, NotFoundError
 from tool_selector.hashing import sha256_of
 from tool_selector.models import CreationMethod, ServerSpec, ToolSpec
@@ -65,21 +77,53 @@ def _count(result: ImportResult, item: ImportItem) -> None:
     setattr(result.counts, item.outcome, getattr(result.counts, item.outcome) + 1)
 
 
-def _server(container: Container, spec: ServerSpec, actor: str, result: ImportResult) -> None:
+OWNED = (
+    "configured on this machine: its tools and description come from discovery and its keywords and "
+    "steering from the operator's configuration, so an import does not change them"
+)
+
+
+def _server(
+    container: Container, spec: ServerSpec, actor: str, result: ImportResult, owned: set[str]
+) -> None:
     store = container.store
+    trust = origin_mode(container.settings, "imported")
     try:
         existing = store.get_server(spec.name)
     except NotFoundError:
-        container.writer.create_server(spec, method=CreationMethod.IMPORTED, actor=actor)
-        _count(result, ImportItem(kind="server", id=spec.name, outcome="created"))
+        if spec.name in owned:  # configured, not discovered yet: the sync will fill it
+            _count(result, ImportItem(kind="server", id=spec.name, outcome="skipped", reason=OWNED))
+            return
+        container.writer.create_server(spec, method=CreationMethod.IMPORTED, actor=actor, trust=trust)
+        _count(result, _held(container, "created", spec.name))
+        return
+    if owned_by_operator(container, existing):
+        owned.add(spec.name)
+        _count(result, ImportItem(kind="server", id=spec.name, outcome="skipped", reason=OWNED))
         return
     if (existing.description, existing.metadata) == (spec.description, spec.metadata):
         _count(result, ImportItem(kind="server", id=spec.name, outcome="matched"))
         return
+    waiting = pending_text(container, spec.name, ServerText.of(spec.description, spec.metadata).digest())
+    if waiting is not None:  # this very text waits for approval already
+        reason = f"its description and metadata wait for approval ({waiting})"
+        _count(result, ImportItem(kind="server", id=spec.name, outcome="matched", reason=reason))
+        return
     container.writer.update_server(
-        spec.name, description=spec.description, metadata=spec.metadata, actor=actor
+        spec.name,
+        description=spec.description,
+        metadata=spec.metadata,
+        actor=actor,
+        trust=trust,
+        found_by="import",
     )
-    _count(result, ImportItem(kind="server", id=spec.name, outcome="updated"))
+    _count(result, _held(container, "updated", spec.name))
+
+
+def _held(container: Container, outcome: Outcome, name: str) -> ImportItem:
+    entry = held_text_entry(container, name)
+    reason = "" if entry is None else f"its description and metadata wait for approval ({entry})"
+    return ImportItem(kind="server", id=name, outcome=outcome, reason=reason)
 
 
 def _tool(
@@ -90,10 +134,15 @@ def _tool(
     index: int,
     actor: str,
     result: ImportResult,
+    owned: set[str],
 ) -> None:
-    """One tool of the batch; ``matches`` (None in force_create) decides near-duplicates, and sees the
-    tools this batch has written so far through its finder's ``writing``."""
+    """One tool of the batch (skipped on a server ``owned`` by the operator's configuration); ``matches``
+    (None in force_create) decides near-duplicates, and sees the tools this batch has written so far
+    through its finder's ``writing``."""
     store = container.store
+    if spec.server in owned:
+        _count(result, ImportItem(kind="tool", id=spec.id, outcome="skipped", reason=OWNED))
+        return
     finder = matches.finder if matches is not None else None
     try:
         existing = store.get_tool(spec.id)
@@ -150,7 +199,10 @@ def _configs(container: Container, batch: ImportBatch, result: ImportResult) -> 
     servers = load_servers(container.settings.servers_path)
     changed = False
     for name, config in batch.server_configs.items():
-        pending = config.model_copy(update={"enabled": False})
+        # never run as it is: switched off, and waiting for the operator to adopt it (servers_config)
+        pending = config.model_copy(
+            update={"enabled": False, "origin": "import", "trust": container.settings.trust.imported}
+        )
         existing = servers.mcpServers.get(name)
         if existing is not None:
             same = existing.model_copy(update={"enabled": False}) == pending
@@ -198,12 +250,13 @@ def import_batch(
     if mode != "force_create":  # embed, read and multiply outside the transaction (see match_batch)
         matches = DuplicateFinder(container).match_batch(batch.tools, scope)
     writer = container.writer
+    owned = configured_names(container)
     with writer.batch():
         for server in batch.servers:
-            _server(container, server, actor, result)
+            _server(container, server, actor, result, owned)
         for index, tool in enumerate(batch.tools):
             try:
-                _tool(container, tool, mode, matches, index, actor, result)
+                _tool(container, tool, mode, matches, index, actor, result, owned)
             except NotFoundError as exc:
                 raise CatalogFileError(
                     f"Tool {tool.id!r} (item {index}) names server {tool.server!r}, which is neither in this "

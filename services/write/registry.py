@@ -39,9 +39,10 @@ from services.write.duplicates import (
     find_match,
 )
 from services.write.enriching import enrich_catalog
-from tool_selector.errors import NotFoundError
+from tool_selector.errors import CatalogFileError, ConflictError, InvalidInputError, NotFoundError
 from tool_selector.indexing import IndexSummary
 from tool_selector.models import CreationMethod, ServerRecord, ServerSpec, ToolRecord, ToolSpec
+from tool_selector.names import TakenNames, case_copy_problem, name_problem
 from tool_selector.trust.limits import CappedDescription, CappedMetadata, CappedSchema
 
 logger = logging.getLogger(__name__)
@@ -73,6 +74,22 @@ class ToolOutcome(BaseModel):
 class ServerOutcome(BaseModel):
     outcome: Literal["created", "matched"]
     server: ServerRecord
+    held: str | None = Field(
+        default=None,
+        description="the quarantine entry holding the description and metadata this request gave, when "
+        "they wait for approval (trust.registered = approve, or the scanner quarantined them): the server "
+        "is stored without them until `quarantine approve`",
+    )
+
+
+class ServerWritten(ServerRecord):
+    """A server as stored after a change, and the entry holding what waits for approval, if any."""
+
+    held: str | None = Field(
+        default=None,
+        description="the quarantine entry holding the description and metadata this request gave, when "
+        "they wait for approval: the server keeps its approved text until `quarantine approve`",
+    )
 
 
 class ServerDeleted(BaseModel):
@@ -126,9 +143,19 @@ def register_server(
             f"No server named {spec.name!r}; matching_mode match_only never creates one.",
             hint="Use matching_mode auto to create it.",
         )
-    created = container.writer.create_server(spec, method=method, actor=actor)  # 409 when it exists
+    copied = TakenNames(taken_server_names(container)).copied_by(spec.name) if existing is None else None
+    if copied is not None:
+        problem = case_copy_problem(spec.name, copied)
+        raise InvalidInputError(
+            f"{problem[0].upper()}{problem[1:]}.",
+            hint=f"Add the tools to {copied!r}, or name this server so that it differs in more than case.",
+            name=spec.name,
+            existing=copied,
+        )
+    trust = origin_mode(container.settings, "registered")
+    created = container.writer.create_server(spec, method=method, actor=actor, trust=trust)  # 409: exists
     refresh(container, servers={spec.name})  # the index is built from servers too: keep it current
-    return ServerOutcome(outcome="created", server=created)
+    return ServerOutcome(outcome="created", server=created, held=held_text_entry(container, spec.name))
 
 
 def require_server_named(container: Container, name: str) -> ServerRecord:
@@ -155,19 +182,59 @@ def require_tool(container: Container, tool_id: str) -> ToolRecord:
 
 
 @writes("server update")
-def patch_server(container: Container, name: str, patch: ServerPatch, *, actor: str) -> ServerRecord:
-    require_server_named(container, name)
+def patch_server(container: Container, name: str, patch: ServerPatch, *, actor: str) -> ServerWritten:
+    """Change a catalog-only server's description or metadata, vetted under ``trust.registered``; a
+    configured or discovered server's text is owned by its configuration and discovery (refused)."""
+    refuse_owned(container, require_server_named(container, name), "PATCH")
     record, changed = container.writer.update_server(
-        name, description=patch.description, metadata=patch.metadata, actor=actor
+        name,
+        description=patch.description,
+        metadata=patch.metadata,
+        actor=actor,
+        trust=origin_mode(container.settings, "registered"),
     )
     if changed:
         refresh(container, servers={name})
-    return record
+    return ServerWritten(**record.model_dump(), held=held_text_entry(container, name))
+
+
+def operator_owned(container: Container) -> set[str]:
+    """Every server whose text the operator's configuration and discovery own."""
+    discovered = {s.name for s in container.store.list_servers() if s.creation_method == "discovered"}
+    return discovered | configured_names(container)
+
+
+def held_text_entry(container: Container, server: str) -> str | None:
+    """The pending quarantine entry holding text proposed for ``server``, if any (the newest)."""
+    entries = container.store.quarantine_entries(server=server)
+    return next((e.id for e in entries if e.subject == "server"), None)
+
+
+def pending_text(container: Container, server: str, digest: str) -> str | None:
+    """The pending entry holding exactly the text of hash ``digest`` for ``server``, if any."""
+    entries = container.store.quarantine_entries(server=server)
+    return next((e.id for e in entries if e.subject == "server" and e.new_hash == digest), None)
+
+
+def owned_by_operator(container: Container, server: ServerRecord) -> bool:
+    """Whether the server's text comes from the operator's configuration and discovery."""
+    return server.creation_method == CreationMethod.DISCOVERED or server.name in configured_names(container)
+
+
+def refuse_owned(container: Container, server: ServerRecord, what: str) -> None:
+    if owned_by_operator(container, server):
+        raise ConflictError(
+            f"{what} refused: {server.name!r} is configured on this machine, so its tools and description "
+            "come from the server itself and its keywords and steering from the operator's configuration.",
+            hint="Change its keywords or steering in the server configuration (`tool-selector servers add "
+            f"{server.name} --replace ...`, or servers.json) and run `tool-selector sync`.",
+            name=server.name,
+        )
 
 
 @writes("server deletion")
 def delete_server(container: Container, name: str, *, cascade: bool, actor: str) -> ServerDeleted:
-    configured = name in _configured(container)
+    configured = name in configured_names(container)
     require_server_named(container, name)
     tools = container.writer.delete_server(name, cascade=cascade, actor=actor)
     refresh(container, servers={name})
@@ -180,10 +247,21 @@ def delete_server(container: Container, name: str, *, cascade: bool, actor: str)
     return ServerDeleted(deleted=name, tools_deleted=tools, note=note)
 
 
-def _configured(container: Container) -> set[str]:
+def configured_names(container: Container) -> set[str]:
     from tool_selector.servers_config import load_servers
 
     return set(load_servers(container.settings.servers_path).mcpServers)
+
+
+def taken_server_names(container: Container, *, catalog: bool = True) -> set[str]:
+    """Every server name in use, configured or (``catalog``) catalogued: no new server may copy one up
+    to case. An unreadable configuration adds none (a write that needs it says so itself)."""
+    try:
+        configured = configured_names(container)
+    except CatalogFileError as exc:
+        logger.warning("server names are checked against the catalog only: %s", exc.message)
+        configured = set()
+    return {s.name for s in container.store.list_servers()} | configured if catalog else configured
 
 
 # -- tools -------------------------------------------------------------------------------------------
@@ -200,7 +278,7 @@ def register_tool(
     actor: str,
 ) -> ToolOutcome:
     store = container.store
-    require_server_named(container, spec.server)
+    refuse_owned(container, require_server_named(container, spec.server), "A tool registration")
     finder = DuplicateFinder(container)
     if mode != "force_create":
         match = find_match(container, spec, scope, finder)
@@ -224,7 +302,15 @@ def register_tool(
 
 @writes("tool update")
 def patch_tool(container: Container, tool_id: str, patch: ToolPatch, *, actor: str) -> ToolRecord:
-    require_tool(container, tool_id)
+    tool = require_tool(container, tool_id)
+    refuse_owned(container, container.store.get_server(tool.server), "A tool PATCH")
+    problem = name_problem(tool.name, "tool")  # only an older version let such a name in
+    if problem is not None:
+        raise InvalidInputError(
+            f"The tool {tool_id!r} cannot be changed: its name {problem}.",
+            hint="Delete it (DELETE /api/v1/tools/{id}) and register it again under a name keeping the rule.",
+            tool_id=tool_id,
+        )
     record, changed = container.writer.update_tool(
         tool_id,
         description=patch.description,

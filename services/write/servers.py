@@ -1,8 +1,10 @@
 """Use cases over the operator's server configuration: add, list, remove, import from another client.
 
 Each change to the configuration is one audit record (through the catalog writer), like a change to
-the catalog: ``config.add``, ``config.import``, ``config.enable``/``config.disable``; removing a server
-that is also in the catalog is one ``server.delete`` record saying the configuration entry went too.
+the catalog: ``config.add``, ``config.import``, ``config.enable``/``config.disable`` (with the launch
+line, and whether an imported entry was adopted), ``config.enable.refused`` (an API key below admin tried
+to switch on an imported entry); removing a server that is also in the catalog is one ``server.delete``
+record saying the configuration entry went too.
 """
 
 from __future__ import annotations
@@ -13,11 +15,14 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from services.shared.auth import Principal
 from services.shared.container import Container
 from services.shared.indexing import refresh_index
 from services.shared.writing import writes
-from tool_selector.errors import InvalidInputError
+from services.write.registry import taken_server_names
+from tool_selector.errors import ForbiddenError, InvalidInputError
 from tool_selector.hashing import sha256_of
+from tool_selector.names import TakenNames
 from tool_selector.servers_config import (
     NAME_PATTERN,
     ServerConfig,
@@ -33,8 +38,9 @@ logger = logging.getLogger(__name__)
 class ServerRow(BaseModel):
     name: str
     transport: str
-    target: str = Field(description="the command line or the url")
+    target: str = Field(description="what starting it runs (shell-quoted), or its url")
     enabled: bool
+    origin: str = Field(description="operator, or import: never started until adopted (`servers enable`)")
     tools: int | None = Field(default=None, description="tools in the catalog; None = never discovered")
     state: str | None = Field(default=None, description="ok, stale or failed at the last sync")
     error: str = ""
@@ -55,8 +61,16 @@ def add_server(
     if not re.match(NAME_PATTERN, name):
         raise InvalidInputError(
             f"{name!r} is not a usable server name.",
-            hint="Use 1-100 letters, digits, '_', '-', '.', '@', '/' or spaces, starting alphanumeric.",
+            hint="Use 1-100 letters, digits, '_', '-', '.', '@', '/' or inner spaces, starting alphanumeric.",
             name=name,
+        )
+    copied = TakenNames(taken_server_names(container)).copied_by(name)
+    if copied is not None:  # TIME beside time: an agent could not tell them apart
+        raise InvalidInputError(
+            f"{name!r} differs from the server {copied!r} only in case.",
+            hint=f"Use {copied!r} itself (with --replace to change its entry), or a name that differs more.",
+            name=name,
+            existing=copied,
         )
     before = servers.mcpServers.get(name)
     servers.mcpServers[name] = config
@@ -82,16 +96,14 @@ def list_servers(container: Container) -> list[ServerRow]:
     status = container.store.get_discovery()
     rows: list[ServerRow] = []
     for name, cfg in servers.mcpServers.items():
-        target = (
-            " ".join([cfg.command or "", *cfg.args]).strip() if cfg.transport == "stdio" else cfg.url or ""
-        )
         st = status.get(name)
         rows.append(
             ServerRow(
                 name=name,
                 transport=cfg.transport,
-                target=target,
+                target=cfg.launch_line(),
                 enabled=cfg.enabled,
+                origin=cfg.origin,
                 tools=counts.get(name),
                 state=st.state if st else None,
                 error=st.error if st else "",
@@ -141,9 +153,15 @@ def import_servers(
     path = container.settings.servers_path
     servers = load_servers(path)
     summary = ImportServersSummary(skipped=dict(found.skipped))
+    taken = TakenNames(taken_server_names(container))
     for name, config in found.servers.items():
         if name in servers.mcpServers and not replace:
             summary.skipped[name] = "already configured (pass --replace to overwrite)"
+            continue
+        copied = taken.copied_by(name)
+        taken.add(name)
+        if copied is not None:
+            summary.skipped[name] = f"differs from the server {copied!r} only in case; rename it in the file"
             continue
         (summary.replaced if name in servers.mcpServers else summary.added).append(name)
         policy = "tofu" if trust else container.settings.trust.imported
@@ -164,15 +182,90 @@ def import_servers(
     return summary
 
 
+class SwitchResult(BaseModel):
+    name: str
+    enabled: bool
+    changed: bool
+    adopted: bool = Field(
+        default=False, description="an imported entry was adopted: its command may be started from now on"
+    )
+    launch: str = Field(description="what starting it runs (shell-quoted), or its url")
+
+
+IMPORTED_WAITS = (
+    "{name!r} arrived in a catalog import; switching it on lets this machine start {launch}. Only the "
+    "operator may allow that."
+)
+
+
 @writes("server configuration change")
-def set_enabled(container: Container, name: str, enabled: bool, *, actor: str) -> bool:
-    """Switch a configured server on or off; returns whether it changed. Audited."""
+def set_enabled(
+    container: Container,
+    name: str,
+    enabled: bool,
+    *,
+    principal: Principal,
+    at_machine: bool,
+    confirm_launch: str | None = None,
+) -> SwitchResult:
+    """Switch a configured server on or off. Audited, refusals too.
+
+    An entry that arrived in a catalog import (``origin: import``) is switched on only by the operator:
+    at the machine (the CLI, ``at_machine``), where it is adopted (``origin: operator``) and its launch
+    line printed; over the API only with the ``admin`` scope and ``confirm_launch`` repeating its
+    launch line exactly. Any other key gets ForbiddenError and the attempt is audited."""
     path = container.settings.servers_path
     servers = load_servers(path)
     config = get_server_config(servers, name)  # NotFoundError listing the closest names
-    if config.enabled == enabled:
-        return False
-    servers.mcpServers[name] = config.model_copy(update={"enabled": enabled})
+    launch = config.launch_line()
+    adopt = enabled and config.origin == "import"
+    if adopt and not at_machine:
+        _check_remote_adoption(container, name, launch, principal, confirm_launch)
+    if config.enabled == enabled and not adopt:
+        return SwitchResult(name=name, enabled=enabled, changed=False, launch=launch)
+    update: dict[str, object] = {"enabled": enabled}
+    if adopt:
+        update["origin"] = "operator"
+    servers.mcpServers[name] = config.model_copy(update=update)
     save_servers(path, servers)
-    container.writer.record(actor, "config.enable" if enabled else "config.disable", f"config:{name}")
-    return True
+    container.writer.record(
+        principal.actor,
+        "config.enable" if enabled else "config.disable",
+        f"config:{name}",
+        before_hash=_config_hash(config),
+        after_hash=_config_hash(servers.mcpServers[name]),
+        launch=launch[:LAUNCH_AUDIT_CHARS],
+        adopted=adopt,
+        via="machine" if at_machine else "api",
+    )
+    return SwitchResult(name=name, enabled=enabled, changed=True, adopted=adopt, launch=launch)
+
+
+LAUNCH_AUDIT_CHARS = 2000
+
+
+def _check_remote_adoption(
+    container: Container, name: str, launch: str, principal: Principal, confirm: str | None
+) -> None:
+    """Over the API an imported entry is adopted only by an admin key repeating its launch line."""
+    shown = launch if len(launch) <= 300 else launch[:300] + "…"
+    waits = IMPORTED_WAITS.format(name=name, launch=shown)
+    if "admin" not in principal.scopes:
+        container.writer.record(
+            principal.actor, "config.enable.refused", f"config:{name}", launch=launch[:LAUNCH_AUDIT_CHARS]
+        )
+        raise ForbiddenError(
+            waits,
+            hint=f"Run `tool-selector servers enable {name}` on the machine, after reading its entry in "
+            "servers.json; or switch it on with an admin key, repeating its launch line as confirm_launch.",
+            scope="admin",
+            name=name,
+        )
+    if confirm != launch:
+        raise InvalidInputError(
+            waits,
+            hint='Repeat the request with "confirm_launch" set to exactly this launch line (see it in '
+            "GET /api/v1/overview/servers, field launch) once you have checked it.",
+            name=name,
+            launch=launch,
+        )

@@ -51,6 +51,11 @@ class SyncSummary(BaseModel):
     servers_removed: int = 0
     failed: dict[str, str] = Field(default_factory=dict, description="server -> what went wrong")
     stale: list[str] = Field(default_factory=list, description="failed servers whose last tools were kept")
+    waiting: list[str] = Field(
+        default_factory=list,
+        description="imported entries switched on but not started: the operator adopts each on the "
+        "machine with `tool-selector servers enable NAME`",
+    )
     tools_added: int = 0
     tools_changed: int = 0
     tools_removed: int = 0
@@ -58,6 +63,10 @@ class SyncSummary(BaseModel):
     tools_held: list[str] = Field(
         default_factory=list,
         description="tool ids this sync held: changed, new on an approved server, or poisoned",
+    )
+    servers_held: list[str] = Field(
+        default_factory=list,
+        description="servers whose new description waits for approval (changed since approved, or poisoned)",
     )
     tools_flagged: list[str] = Field(
         default_factory=list, description="tool ids the scanner flagged but let through"
@@ -125,6 +134,7 @@ def _apply_discovery(
             trust={d.name: configured_mode(container.settings, configs.get(d.name)) for d in good},
         )
         summary.tools_held = imported.held
+        summary.servers_held = imported.servers_held
         summary.tools_flagged = imported.flagged
         summary.servers_changed = imported.servers_added + imported.servers_changed
         summary.tools_added = imported.tools_added
@@ -185,7 +195,9 @@ def run_sync(
     started = time.perf_counter()
     with sync_lock(settings.sync_lock_path):
         phase = time.perf_counter()
-        configs = {n: c for n, c in load_servers(settings.servers_path).mcpServers.items() if c.enabled}
+        configured = load_servers(settings.servers_path).mcpServers
+        configs = {n: c for n, c in configured.items() if c.runnable}
+        summary.waiting = sorted(n for n, c in configured.items() if c.enabled and not c.runnable)
         summary.servers_configured = len(configs)
         found = _discover(configs, settings, environ, progress)
         with container.writing("sync"):

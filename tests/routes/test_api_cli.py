@@ -173,7 +173,14 @@ def test_servers_enable_and_disable_flip_the_configuration_and_write_audit_rows(
     )
 
     enabled = printed(invoke("servers", "enable", "docs"))
-    assert enabled == {"server": "docs", "enabled": True, "changed": True, "next": "tool-selector sync"}
+    assert enabled == {
+        "server": "docs",
+        "enabled": True,
+        "changed": True,
+        "adopted": False,
+        "launch": "https://x.test/mcp",
+        "next": "tool-selector sync",
+    }
     assert load_servers(path).mcpServers["docs"].enabled is True
     assert printed(invoke("servers", "enable", "docs"))["changed"] is False
 
@@ -185,6 +192,22 @@ def test_servers_enable_and_disable_flip_the_configuration_and_write_audit_rows(
         ("config.disable", LOCAL_USER),
         ("config.enable", LOCAL_USER),
     ]
+
+
+def test_servers_enable_at_the_machine_adopts_an_imported_entry_and_prints_and_audits_its_launch_line(
+    data_dir: Path,
+) -> None:
+    path = data_dir / "servers.json"
+    entry = ServerConfig(
+        command="my server", args=["--root", "/srv/a b"], env={"TOKEN": "x"}, origin="import"
+    )
+    save_servers(path, ServersFile(mcpServers={"mine": entry.model_copy(update={"enabled": False})}))
+    enabled = printed(invoke("servers", "enable", "mine"))
+    launch = "env TOKEN=x 'my server' --root '/srv/a b'"
+    assert (enabled["adopted"], enabled["launch"]) == (True, launch)
+    assert load_servers(path).mcpServers["mine"].runnable
+    (row,) = audit(data_dir, target="config:mine")
+    assert (row.action, row.details["adopted"], row.details["launch"]) == ("config.enable", True, launch)
 
 
 def test_servers_enable_of_an_unconfigured_name_exits_4_and_names_the_closest(data_dir: Path) -> None:

@@ -206,8 +206,9 @@ def test_mcp_servers_land_in_the_configuration_switched_off_and_are_never_starte
         assert result["format"] == "mcpservers" and counts(result) == (2, 0, 0, 0)
         assert "tool-selector servers enable NAME" in result["note"]
         on_disk = json.loads(api.settings.servers_path.read_text(encoding="utf-8"))["mcpServers"]
-        assert on_disk["spy"] == {**spy, "enabled": False}
-        assert on_disk["docs"] == {"url": "https://docs.example.com/mcp", "enabled": False}
+        waiting = {"enabled": False, "origin": "import", "trust": "approve"}
+        assert on_disk["spy"] == {**spy, **waiting}
+        assert on_disk["docs"] == {"url": "https://docs.example.com/mcp", **waiting}
         assert "enabled" not in on_disk["kept"]  # the operator's own entry is untouched
 
         sync = wait_for_job(editor, editor.post("/api/v1/enrichment/sync").json()["job"]["id"])
@@ -419,6 +420,7 @@ def test_under_the_default_policy_an_import_job_holds_its_tools_until_approved(a
         held = client.get("/api/v1/quarantine").json()
         found = client.get("/api/v1/tools/search", params={"q": "post a journal entry"}).json()["tools"]
     assert "ledger::post_entry" not in [t["id"] for t in found]
-    assert [(e["tool_id"], e["found_by"], e["kind"]) for e in held] == [
-        ("ledger::post_entry", "import", "new")
-    ]
+    assert {(e["subject"], e["tool_id"], e["found_by"], e["kind"]) for e in held} == {
+        ("tool", "ledger::post_entry", "import", "new"),
+        ("server", "ledger", "import", "new"),  # its description waits too (server_trust.py)
+    }

@@ -144,7 +144,8 @@ def test_a_patched_tool_is_rehashed_and_the_next_search_and_resolve_see_it(api_t
         assert resolved.json()["resolution"]["tools"][0]["id"] == id_of(created)
 
 
-def test_a_server_patch_records_the_editor_and_a_no_op_patch_is_not_audited(api: RunningApi) -> None:
+def test_a_server_patch_records_the_editor_and_a_no_op_patch_is_not_audited(api_trusting: RunningApi) -> None:
+    api = api_trusting  # trust.registered = tofu: the patch is applied at once (held: test_server_text_gate)
     change = {"description": "Clocks and time zones.", "metadata": {"owner": "ops"}}
     with api.client("editor") as editor:
         patched = editor.patch(f"{V1}/servers/time", json=change)

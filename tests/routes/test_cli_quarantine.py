@@ -42,6 +42,7 @@ def test_a_catalog_import_holds_every_tool_unless_the_operator_approves_it(tmp_p
     assert {(e["tool_id"], e["kind"], e["found_by"]) for e in listed} == {
         ("weather::get_alerts", "new", "import"),
         ("weather::get_forecast", "new", "import"),
+        ("weather", "new", "import"),  # the server's description waits too (server_trust.py)
     }
     again = _json(_invoke(["catalog", "import", str(folder), "--approve"]))
     assert again["tools_pinned"] == 2 and again["held"] == []

@@ -43,6 +43,22 @@ def test_cli_refuses_a_server_name_it_cannot_use_and_stores_nothing() -> None:
     assert json.loads(_run("servers", "list")[1]) == []
 
 
+def test_cli_refuses_a_name_with_a_space_or_newline_at_its_end_and_a_case_copy_of_a_configured_one(
+    tmp_path: Path,
+) -> None:
+    assert _run("servers", "add", "clock", "--", "echo")[0] == 0
+    for bad in ("clock2 ", "clock3\n"):
+        code, out = _run("servers", "add", bad, "--", "echo")
+        assert code == 2 and "not a usable server name" in out, out
+    code, out = _run("servers", "add", "CLOCK", "--", "echo")
+    assert code == 2 and "'clock' only in case" in out, out
+    source = tmp_path / "claude_desktop_config.json"
+    source.write_text(json.dumps({"mcpServers": {"Clock": {"command": "echo"}}}))
+    code, out = _run("servers", "import", str(source))
+    assert code == 0 and "only in case" in json.loads(out)["skipped"]["Clock"], out
+    assert [r["name"] for r in json.loads(_run("servers", "list")[1])] == ["clock"]
+
+
 def test_cli_refuses_an_entry_without_command_or_url() -> None:
     code, out = _run("servers", "add", "nothing")
     assert code == 2 and "either 'command'" in out

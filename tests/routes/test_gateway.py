@@ -181,6 +181,28 @@ async def test_an_unknown_power_is_refused_with_the_closest_configured_names(fas
     assert empty.is_error and "query" in text(empty) and "Next step:" in text(empty)
 
 
+async def test_a_name_of_100000_characters_is_refused_with_its_echo_cut_and_the_next_step(
+    fast: GatewaySetup,
+) -> None:
+    huge = "x" * 100_000
+    calls = [
+        ("activate_power", {"name": huge}),
+        ("deactivate_power", {"name": huge}),
+        ("call_tool", {"power": huge, "tool": "echo", "arguments": {}}),
+        ("call_tool", {"power": "weather", "tool": huge, "arguments": {}}),
+        ("catalog_query", {"query_type": huge}),
+        ("catalog_query", {"query_type": "tools", "filters": {huge: "x"}}),
+    ]
+    async with fast_gateway(fast) as client:
+        results = [(tool, await client.call_tool(tool, args)) for tool, args in calls]
+    for tool, result in results:
+        said = text(result)
+        assert result.is_error and len(said) < 1_500, (tool, len(said))
+        assert "100000 characters" in said and "cut" in said and "Next step:" in said, said
+        if tool != "catalog_query":
+            assert "resolve_intent" in said, said
+
+
 async def test_a_power_that_cannot_start_is_an_error_naming_the_command_and_the_next_step(
     fast: GatewaySetup,
 ) -> None:

@@ -141,7 +141,7 @@ def test_huge_and_hostile_descriptions_give_drafts_within_the_limits() -> None:
         tools = [
             ToolSpec(server=server.name, name=f"get_{'a' * 250}", description=text),
             ToolSpec(
-                server=server.name, name="\x00\x01", description=text, input_schema={"properties": {text: {}}}
+                server=server.name, name="$@-.!", description=text, input_schema={"properties": {text: {}}}
             ),
         ]
         profile = OfflineProfiler().profile(server, tools)

@@ -19,6 +19,7 @@ from tool_selector import indexing_rows
 from tool_selector.embedding import HashingEmbedder
 from tool_selector.hashing import sha256_of
 from tool_selector.indexing import build_documents, build_server_documents
+from tool_selector.models import CreationMethod, ServerSpec, ToolSpec
 from tool_selector.settings import Settings
 
 EMBEDDER = HashingEmbedder(dim=384)
@@ -26,8 +27,8 @@ TOOLS = {
     "weather": ["get_forecast", "get_alerts"],
     "clock": ["get_time", "set_alarm"],
     "mail": ["send_email", "read_inbox", "delete_email"],
-    "mail::send_email": ["resend"],  # a server named like a tool id is still its own document
 }
+LEGACY = "mail::send_email"  # a server named like a tool id, as an older version let in: left out
 FILES = ("meta.json", "docs.jsonl", "vectors.npy", "servers.jsonl", "server_vectors.npy")
 
 
@@ -35,6 +36,16 @@ def _container(root: Path) -> Container:
     settings = Settings(data_dir=root / "data", cache_dir=root / "cache", enricher="offline")
     container = Container(settings, embedder=EMBEDDER)
     import_catalog_dir(container, write_catalog(root / "catalog", TOOLS), approve=True, actor="test")
+    legacy = ServerSpec.model_construct(name=LEGACY, description="mail service", metadata={})
+    tool = ToolSpec.model_construct(
+        server=LEGACY,
+        name="resend",
+        description="resend",
+        input_schema={},
+        annotations={},
+        output_schema=None,
+    )
+    container.writer.import_catalog([legacy], [tool], creation_method=CreationMethod.IMPORTED, actor="older")
     enrich_catalog(container, container.enrichers())
     return container
 
@@ -62,9 +73,6 @@ def test_a_first_build_in_bulk_is_what_a_refresh_builds(
         monkeypatch.setattr(indexing_rows, "READ_WHOLE", 0)
         monkeypatch.setattr(indexing_rows, "SERVERS_READ", 2)
     bulk, refreshed = pair
-    tools = {k: v for k, v in TOOLS.items() if "::" not in k}
-    for container in pair:  # one of them: its server named like a tool id is gone
-        container.writer.delete_server("mail::send_email", cascade=True, actor="test")
     calls: list[int] = []
     real = indexing.build_rows
     monkeypatch.setattr(indexing, "build_rows", lambda *a, **k: calls.append(1) or real(*a, **k))
@@ -72,7 +80,10 @@ def test_a_first_build_in_bulk_is_what_a_refresh_builds(
     assert calls == [1]
     expected = refresh_index(refreshed)
     assert built.model_dump(exclude={"seconds"}) == expected.model_dump(exclude={"seconds"})
-    assert (built.documents, built.servers_indexed) == (sum(map(len, tools.values())), len(tools))
+    assert (built.documents, built.servers_indexed) == (sum(map(len, TOOLS.values())), len(TOOLS))
+    assert (
+        list(built.left_out) == [f"server:{LEGACY}"] and "contains '::'" in built.left_out[f"server:{LEGACY}"]
+    )
     assert _files(bulk) == _files(refreshed)
     assert bulk.backend.ids() == refreshed.backend.ids()
     assert index_is_current(bulk) and index_is_current(refreshed)
@@ -82,14 +93,15 @@ def test_a_first_build_in_bulk_is_what_a_refresh_builds(
     assert _vectors(bulk, keys) == _vectors(refreshed, keys) and len(_vectors(bulk, keys)) == len(set(keys))
 
 
-def test_an_index_with_documents_a_rebuild_and_a_server_named_like_a_tool_id_are_refreshed(
+def test_an_index_with_documents_a_rebuild_and_a_legacy_server_named_like_a_tool_id_are_refreshed(
     pair: tuple[Container, Container],
 ) -> None:
     bulk, refreshed = pair
-    built = build_index(bulk)  # the server "mail::send_email" and the tool of that id: written apart
+    built = build_index(bulk)  # the server "mail::send_email" is left out, the tool of that id indexed
     expected = refresh_index(refreshed)
     assert built.model_dump(exclude={"seconds"}) == expected.model_dump(exclude={"seconds"})
     assert bulk.backend.ids(target="servers") == refreshed.backend.ids(target="servers")
+    assert LEGACY not in bulk.backend.ids(target="servers") and LEGACY in bulk.backend.ids()
     assert index_is_current(bulk)
     again = build_index(bulk)  # an index with documents: a refresh, which finds it current
     assert (again.written, again.unchanged) == (0, built.documents)

@@ -39,7 +39,9 @@ def test_every_change_is_logged_by_server_and_the_index_is_current_only_after_ca
     store = container.store
     seq = store.change_seq()
     assert index_is_current(container)
-    container.writer.update_server("clock", description="Clocks and alarms", metadata=None, actor="test")
+    container.writer.update_server(
+        "clock", description="Clocks and alarms", metadata=None, actor="test", trust="pin"
+    )
     assert store.servers_changed_since(seq) == {"clock"}
     assert store.change_seq() > seq
     assert not index_is_current(container)

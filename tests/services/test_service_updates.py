@@ -146,7 +146,11 @@ def test_an_updated_service_answers_as_a_fresh_one_after_changes_on_several_serv
     _register(container, "weather", "get_uv_index", "The UV index and sun protection advice")
     registry.delete_tool(container, "clock::start_timer", actor="test")
     container.writer.update_server(
-        "files", description="Files and folders: read, write, move and archive", metadata=None, actor="test"
+        "files",
+        description="Files and folders: read, write, move and archive",
+        metadata=None,
+        actor="test",
+        trust="pin",
     )
     refresh_index(container)
     live.expire()

@@ -175,7 +175,7 @@ def test_the_catalog_hash_follows_server_descriptions(store: CatalogStore) -> No
         s.model_copy(update={"description": "Other words"}) if s.name == "Weather" else s for s in servers
     ]
     summary = CatalogWriter(store).import_catalog(
-        renamed, tools, actor="test", creation_method=CreationMethod.IMPORTED
+        renamed, tools, actor="test", creation_method=CreationMethod.IMPORTED, trust="pin"
     )
     assert summary.servers_changed == 1
     assert store.catalog_hash() != before
@@ -206,6 +206,8 @@ def test_reimporting_the_same_catalog_reports_all_unchanged_and_keeps_updated_at
         "tools_pinned": 0,
         "held": [],
         "flagged": [],
+        "servers_skipped": [],
+        "servers_held": [],
     }
     assert _snapshot(store) == before  # updated_at, created_at and creation_method untouched
 

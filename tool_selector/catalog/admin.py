@@ -187,6 +187,11 @@ def key_by_hash(store: CatalogStore, key_hash: str) -> ApiKeyRecord | None:
     return None if row is None else _key(row)
 
 
+def key_by_id(store: CatalogStore, key_id: str) -> ApiKeyRecord | None:
+    row = store._db.execute("SELECT * FROM api_keys WHERE id=?", (key_id,)).fetchone()
+    return None if row is None else _key(row)
+
+
 def list_keys(store: CatalogStore) -> list[ApiKeyRecord]:
     upgrade_key_scopes(store)
     return [_key(r) for r in store._db.execute("SELECT * FROM api_keys ORDER BY created_at")]

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from tool_selector.catalog.admin import AuditRecord, write_audit
 from tool_selector.catalog.rows import insert_tool, rehash_server, update_tool_row
+from tool_selector.catalog.server_trust import apply_approved
 from tool_selector.catalog.trust import Gate, decide, get_entry, put_pin, scan_context, supersede
 from tool_selector.errors import ConflictError, NotFoundError
 from tool_selector.models import CreationMethod, ToolSpec
@@ -47,6 +48,11 @@ class Approvals:
         now = at.isoformat(timespec="microseconds")
         with self._store._transaction() as db:
             entry = self._open_entry(db, entry_id, "approve")
+            if entry.subject == "server":  # a server's shown text (server_trust.py)
+                decide(db, entry.id, "approved", actor, now)
+                apply_approved(db, entry.server, entry.new_definition, actor, now)
+                self._decision_record(db, entry, "server.approve", actor, at, note)
+                return self._reread(db, entry.id)
             spec = ToolSpec(server=entry.server, **entry.new_definition)
             put_pin(db, spec, how="approved", actor=actor, at=now)
             row = db.execute("SELECT definition_hash FROM tools WHERE id=?", (entry.tool_id,)).fetchone()
@@ -70,7 +76,7 @@ class Approvals:
         with self._store._transaction() as db:
             entry = self._open_entry(db, entry_id, "reject")
             decide(db, entry.id, "rejected", actor, at.isoformat(timespec="microseconds"))
-            self._decision_record(db, entry, "tool.reject", actor, at, note)
+            self._decision_record(db, entry, f"{entry.subject}.reject", actor, at, note)
             return self._reread(db, entry.id)
 
     @staticmethod
@@ -116,7 +122,7 @@ class Approvals:
                 at=at,
                 actor=actor,
                 action=action,
-                target=f"tool:{entry.tool_id}",
+                target=f"{entry.subject}:{entry.tool_id}",
                 before_hash=entry.old_hash,
                 after_hash=entry.new_hash,
                 details=details,

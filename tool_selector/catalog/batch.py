@@ -38,6 +38,7 @@ from tool_selector.catalog.files import (
 from tool_selector.errors import CatalogFileError, InvalidInputError
 from tool_selector.files import DEFAULT_MAX_FILE_BYTES, read_bytes_limited
 from tool_selector.models import ServerSpec, ToolSpec
+from tool_selector.names import TakenNames, case_copy_problem, tool_id
 from tool_selector.servers_config import ServerConfig, client_entry_config
 
 BatchFormat = Literal["catalog", "csv", "mcpservers"]
@@ -51,6 +52,7 @@ FORMATS_HINT = (
     '"tools": [...]}), csv (a .csv file or text/csv body) and mcpservers (JSON {"mcpServers": {...}}).'
 )
 _EMPTY = "the batch has no servers and no tools"
+Names = Collection[str]
 
 
 class ImportBatch(BaseModel):
@@ -74,10 +76,10 @@ def _json_list(data: dict[str, Any], key: str, problems: Problems) -> list[Any]:
 
 
 def parse_catalog_json(
-    data: Any, known_servers: Collection[str] = frozenset(), *, source: str = "The catalog batch"
+    data: Any, known_servers: Collection[str] = (), *, source: str = "The catalog batch", taken: Names = ()
 ) -> ImportBatch:
     """``{"servers": [...], "tools": [...]}`` in the benchmark format; a tool may also name a server of
-    ``known_servers`` (already in the catalog)."""
+    ``known_servers`` (already in the catalog); a server may not copy a ``taken`` name up to case."""
     if not isinstance(data, dict):
         raise CatalogFileError(
             f"{source} must be a JSON object, found {type(data).__name__}.", hint=FORMAT_HINT
@@ -89,7 +91,7 @@ def parse_catalog_json(
             f"unknown key(s) {', '.join(unknown)}; a catalog batch has servers and tools", field=unknown[0]
         )
     server_items, tool_items = _json_list(data, "servers", problems), _json_list(data, "tools", problems)
-    servers = check_servers(server_items, problems, "servers")
+    servers = check_servers(server_items, problems, "servers", taken)
     names = listed_names(server_items) | set(known_servers)
     tools = check_tools(tool_items, names, problems, "tools", "the batch or the catalog")
     if not server_items and not tool_items and not problems.total:
@@ -145,7 +147,7 @@ class _CsvBatch:
         server.tags += [t for t in dict.fromkeys(tags) if t and t not in server.tags]
 
     def _add_tool(self, line: int, server: str, cells: dict[str, str]) -> None:
-        where: dict[str, Any] = {"line": line, "name": f"{server}::{cells['tool']}"}
+        where: dict[str, Any] = {"line": line, "name": tool_id(server, cells["tool"])}
         schema = _schema_cell(cells.get("input_schema", ""), self.problems, where)
         if schema is None:
             return
@@ -166,10 +168,17 @@ class _CsvBatch:
             return
         self.tools[tool.id], self.tool_lines[tool.id] = tool, line
 
-    def server_specs(self, known_servers: Collection[str]) -> list[ServerSpec]:
-        """The servers to write; a catalog server given no description and no tags is left as it is."""
+    def server_specs(self, known_servers: Collection[str], taken: Collection[str] = ()) -> list[ServerSpec]:
+        """The servers to write; a catalog server given no description and no tags is left as it is; a
+        server copying a ``taken`` name or another row's up to case is a problem."""
         specs: list[ServerSpec] = []
+        names = TakenNames(taken)
         for name, server in self.servers.items():
+            copied = names.copied_by(name)
+            names.add(name)
+            if copied is not None:
+                self.problems.add(case_copy_problem(name, copied), line=server.line, field="server")
+                continue
             if name in known_servers and not server.description and not server.tags:
                 continue
             metadata: dict[str, Any] = {"tags": server.tags} if server.tags else {}
@@ -231,7 +240,7 @@ def _csv_columns(line: int, header: list[str], problems: Problems) -> list[str]:
 
 
 def parse_csv(
-    text: str, known_servers: Collection[str] = frozenset(), *, source: str = "The CSV batch"
+    text: str, known_servers: Collection[str] = (), *, source: str = "The CSV batch", taken: Names = ()
 ) -> ImportBatch:
     """One header row, then rows of server [+ tool]; see the module docstring for the columns."""
     rows = _csv_rows(text, source)
@@ -246,7 +255,7 @@ def parse_csv(
                 problems.add(f"the row has {len(row)} cells, the header {len(columns)}", line=line)
             else:
                 batch.add_row(line, dict(zip(columns, row, strict=False)))
-    servers = batch.server_specs(known_servers)
+    servers = batch.server_specs(known_servers, taken)
     if rows and not servers and not batch.tools and not problems.total:
         problems.add(_EMPTY)
     problems.raise_if_any(source, CSV_HINT)
@@ -257,16 +266,23 @@ def parse_csv(
 
 
 def parse_mcp_servers(
-    data: Any, *, base: Path | None = None, source: str = "The mcpServers batch"
+    data: Any, *, base: Path | None = None, source: str = "The mcpServers batch", taken: Collection[str] = ()
 ) -> ImportBatch:
-    """``{"mcpServers": {...}}``; every entry must be one tool-selector can run (SSE cannot be).
-    A relative command is made absolute against ``base`` (the configuration file's folder)."""
+    """``{"mcpServers": {...}}``; every entry must be one tool-selector can run (SSE cannot be), under a
+    name that copies no ``taken`` one up to case. A relative command is made absolute against ``base``
+    (the configuration file's folder)."""
     entries = data.get("mcpServers") if isinstance(data, dict) else None
     if not isinstance(entries, dict):
         raise CatalogFileError(f"{source} must be a JSON object with an 'mcpServers' object.", hint=MCP_HINT)
     problems = Problems()
     configs: dict[str, ServerConfig] = {}
+    names = TakenNames(taken)
     for name, entry in entries.items():
+        copied = names.copied_by(name)
+        names.add(name)
+        if copied is not None:
+            problems.add(case_copy_problem(name, copied), section="mcpServers", name=name)
+            continue
         try:
             configs[name] = client_entry_config(name, entry, base)
         except ValidationError as exc:
@@ -296,14 +312,14 @@ def _json_format(data: Any, source: str) -> Literal["catalog", "mcpservers"]:
 
 
 def _parse_text(
-    text: str, fmt: _TextFormat, known: Collection[str], source: str, base: Path | None = None
+    text: str, fmt: _TextFormat, known: Names, source: str, base: Path | None = None, taken: Names = ()
 ) -> ImportBatch:
     if fmt == "csv":
-        return parse_csv(text, known, source=source)
+        return parse_csv(text, known, source=source, taken=taken)
     data = load_json_text(text, source, FORMATS_HINT)
     if (_json_format(data, source) if fmt == "json" else fmt) == "mcpservers":
-        return parse_mcp_servers(data, base=base, source=source)
-    return parse_catalog_json(data, known, source=source)
+        return parse_mcp_servers(data, base=base, source=source, taken=taken)
+    return parse_catalog_json(data, known, source=source, taken=taken)
 
 
 def read_batch_file(
@@ -312,11 +328,13 @@ def read_batch_file(
     known_servers: Collection[str] = frozenset(),
     *,
     limit_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    taken: Collection[str] = (),
 ) -> ImportBatch:
     """A catalog folder, a ``.csv`` file or a ``.json`` file (catalog or mcpServers, told by its keys);
-    each file at most ``limit_bytes`` (the ``max_file_bytes`` setting)."""
+    each file at most ``limit_bytes`` (the ``max_file_bytes`` setting). ``taken``: the server names in
+    use (catalog and configuration), which no new server may copy up to case."""
     if path.is_dir() and fmt in ("auto", "catalog"):
-        servers, tools = read_catalog_dir(path, known_servers, limit_bytes=limit_bytes)
+        servers, tools = read_catalog_dir(path, known_servers, limit_bytes=limit_bytes, taken=taken)
         return ImportBatch(format="catalog", servers=servers, tools=tools)
     if path.is_dir() or not path.exists():
         what = "is a folder, which only a catalog batch is" if path.exists() else "does not exist"
@@ -334,7 +352,7 @@ def read_batch_file(
         raise CatalogFileError(f"Cannot read {path}: {exc}.", hint=FORMATS_HINT, path=str(path)) from exc
     text = decode_text(raw, str(path))
     chosen: _TextFormat = ("csv" if suffix == ".csv" else "json") if fmt == "auto" else fmt
-    return _parse_text(text, chosen, known_servers, str(path), path.parent.resolve())
+    return _parse_text(text, chosen, known_servers, str(path), path.parent.resolve(), taken)
 
 
 _BODY_FORMATS: dict[str, _TextFormat] = {
@@ -348,10 +366,11 @@ _BODY_FORMATS: dict[str, _TextFormat] = {
 
 
 def parse_batch_body(
-    content_type_or_format: str, raw: bytes, known_servers: Collection[str] = frozenset()
+    content_type_or_format: str, raw: bytes, known_servers: Names = frozenset(), taken: Names = ()
 ) -> ImportBatch:
     """A request body by content type (JSON, told catalog or mcpServers by its keys, or text/csv) or
-    format name; ``auto`` tells JSON from CSV by the first character."""
+    format name; ``auto`` tells JSON from CSV by the first character. ``taken`` as for
+    ``read_batch_file``."""
     value = content_type_or_format.split(";", 1)[0].strip().lower()
     value = "application/json" if value.endswith("+json") else value
     if value != "auto" and value not in _BODY_FORMATS:
@@ -362,7 +381,7 @@ def parse_batch_body(
     text = decode_text(raw, "The request body")
     sniffed: _TextFormat = "json" if text.lstrip().startswith(("{", "[")) else "csv"
     fmt = sniffed if value == "auto" else _BODY_FORMATS[value]
-    return _parse_text(text, fmt, known_servers, "The request body")
+    return _parse_text(text, fmt, known_servers, "The request body", taken=taken)
 
 
 def problems_of(error: CatalogFileError) -> list[BatchProblem]:

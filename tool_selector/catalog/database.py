@@ -14,7 +14,8 @@ import os
 import sqlite3
 import threading
 import uuid
-from contextlib import closing
+from collections.abc import Callable, Iterator
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -134,3 +135,53 @@ def backup(store: CatalogStore, out: Path) -> dict[str, int]:
     finally:
         part.unlink(missing_ok=True)
     return {"bytes": out.stat().st_size, **counts}
+
+
+# SQLite's primary result codes of a write the disk refused: read-only, I/O error, full, cannot open
+_DISK_REFUSED = {
+    8: "the file or its folder is read-only",
+    10: "a disk I/O error",
+    13: "the disk is full",
+    14: "the file cannot be opened",
+}
+
+
+def write_refused(path: Path, exc: BaseException) -> StoreError | None:
+    """The StoreError for a write the disk refused, or None for any other failure."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if not isinstance(exc, sqlite3.OperationalError) or code is None or code & 0xFF not in _DISK_REFUSED:
+        return None
+    why = _DISK_REFUSED[code & 0xFF]
+    return StoreError(
+        f"The catalog database {path} could not be written: {why} ({exc}). Nothing of this change was "
+        "stored; what was stored before is intact.",
+        hint=f"Free disk space (or fix the permissions) where {path.parent} lives, then run it again.",
+        path=str(path),
+        problem=why,
+    )
+
+
+@contextmanager
+def transaction(
+    db: sqlite3.Connection, path: Path, ended: Callable[..., None]
+) -> Iterator[sqlite3.Connection]:
+    """``CatalogStore._transaction``: BEGIN IMMEDIATE ... COMMIT, joined when one is open; ``ended``
+    (trust.transaction_ended) is told whether it was committed."""
+    if db.in_transaction:
+        yield db
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield db
+        db.execute("COMMIT")
+    except BaseException as exc:
+        try:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+        finally:
+            ended(db, committed=False)  # what it cached goes
+        refused = write_refused(path, exc)
+        if refused is not None:
+            raise refused from exc
+        raise
+    ended(db, committed=True)

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 from tool_selector.errors import CatalogFileError
 from tool_selector.files import DEFAULT_MAX_FILE_BYTES, read_bytes_limited
 from tool_selector.models import ServerSpec, ToolSpec
+from tool_selector.names import TakenNames, case_copy_problem, tool_id
 
 FORMAT_HINT = (
     "A catalog folder holds servers.json (a list of {name, description, ...}) and tools.json "
@@ -105,26 +106,39 @@ def _server(item: Any, problems: Problems, where: dict[str, Any]) -> ServerSpec 
         return None
 
 
-def check_servers(items: Sequence[Any], problems: Problems, section: str) -> list[ServerSpec]:
-    """Servers in the benchmark format; unknown keys become metadata; a name listed twice is a problem."""
+def check_servers(
+    items: Sequence[Any], problems: Problems, section: str, taken: Collection[str] = ()
+) -> list[ServerSpec]:
+    """Servers in the benchmark format; unknown keys become metadata; a name listed twice is a problem,
+    and so is one that copies a ``taken`` name (servers in the catalog or the configuration) or another
+    of the list up to case (tool_selector/names.py)."""
     servers: list[ServerSpec] = []
     seen: set[str] = set()
+    names = TakenNames(taken)
     for index, item in enumerate(items):
         where: dict[str, Any] = {"section": section, "item": index}
         server = _server(item, problems, where)
         if server is None:
             continue
+        copied = names.copied_by(server.name)
         if server.name in seen:
             problems.add(f"server {server.name!r} is listed twice", field="name", **where)
             continue
+        if copied is not None:
+            problems.add(case_copy_problem(server.name, copied), field="name", **where)
+            continue
         seen.add(server.name)
+        names.add(server.name)
         servers.append(server)
     return servers
 
 
 def listed_names(items: Sequence[Any]) -> set[str]:
-    """The names the items give, valid or not (so a tool is not blamed for its server's problem)."""
-    return {item["name"] for item in items if isinstance(item, dict) and isinstance(item.get("name"), str)}
+    """The names the items give, valid or not (so a tool is not blamed for its server's problem), as
+    the models keep them (without whitespace around)."""
+    return {
+        item["name"].strip() for item in items if isinstance(item, dict) and isinstance(item.get("name"), str)
+    }
 
 
 def _tool(item: Any, problems: Problems, where: dict[str, Any]) -> ToolSpec | None:
@@ -141,7 +155,7 @@ def _tool(item: Any, problems: Problems, where: dict[str, Any]) -> ToolSpec | No
     try:
         return ToolSpec(**known)
     except ValidationError as exc:
-        problems.add_validation(exc, name=f"{item.get('server')}::{item.get('name')}", **where)
+        problems.add_validation(exc, name=tool_id(str(item.get("server")), str(item.get("name"))), **where)
         return None
 
 
@@ -222,11 +236,13 @@ def read_catalog_dir(
     known_servers: Collection[str] = frozenset(),
     *,
     limit_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    taken: Collection[str] = (),
 ) -> tuple[list[ServerSpec], list[ToolSpec]]:
     """Read and validate a catalog folder; nothing is returned unless every item is valid.
 
     A tool may name a server of ``servers.json`` or one of ``known_servers`` (already in the catalog).
-    Each file may hold at most ``limit_bytes`` (the ``max_file_bytes`` setting).
+    A server may not copy a ``taken`` name (catalogued or configured) up to case. Each file may hold at
+    most ``limit_bytes`` (the ``max_file_bytes`` setting).
     """
     if not folder.exists():
         raise CatalogFileError(f"Catalog folder {folder} does not exist.", hint=FORMAT_HINT, path=str(folder))
@@ -236,7 +252,7 @@ def read_catalog_dir(
     server_items = _load_json_list(servers_path, limit_bytes)
     tool_items = _load_json_list(tools_path, limit_bytes)
     problems = Problems()
-    servers = check_servers(server_items, problems, str(servers_path))
+    servers = check_servers(server_items, problems, str(servers_path), taken)
     names = listed_names(server_items) | set(known_servers)
     where = servers_path.name + (" or the catalog" if known_servers else "")
     tools = check_tools(tool_items, names, problems, str(tools_path), where)

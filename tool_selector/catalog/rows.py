@@ -31,6 +31,13 @@ class ImportSummary(BaseModel):
     flagged: list[str] = Field(
         default_factory=list, description="tool ids the scanner flagged but let through"
     )
+    servers_skipped: list[str] = Field(
+        default_factory=list, description="listed servers left alone: the operator's configuration owns them"
+    )
+    servers_held: list[str] = Field(
+        default_factory=list,
+        description="servers whose description or metadata this import proposed and that wait for approval",
+    )
 
     @property
     def changed(self) -> bool:
@@ -122,6 +129,7 @@ def delete_server_rows(db: sqlite3.Connection, name: str) -> list[str]:
     db.execute("DELETE FROM discovery WHERE server=?", (name,))
     db.execute("DELETE FROM tool_pins WHERE server=?", (name,))
     db.execute("DELETE FROM quarantine WHERE server=?", (name,))
+    db.execute("DELETE FROM server_pins WHERE server=?", (name,))
     return tools
 
 

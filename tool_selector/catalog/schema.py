@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 6  # 2 profiles, enrichments, discovery; 3 gateway_sessions; 4 provenance, keys, audit, jobs;
-# 5 output schemas, definition hashes, tool pins and the quarantine (trust); 6 the change log
+SCHEMA_VERSION = 7  # 2 profiles, enrichments, discovery; 3 gateway_sessions; 4 provenance, keys, audit, jobs;
+# 5 output schemas, definition hashes, tool pins and the quarantine (trust); 6 the change log; 7 server pins
+# and server entries in the quarantine (catalog/server_trust.py)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -107,6 +108,14 @@ CREATE TABLE IF NOT EXISTS quarantine (
     decided_at TEXT
 );
 CREATE INDEX IF NOT EXISTS quarantine_by_tool ON quarantine(tool_id, state);
+CREATE TABLE IF NOT EXISTS server_pins (
+    server TEXT PRIMARY KEY,
+    pin_hash TEXT NOT NULL,
+    text TEXT NOT NULL,
+    how TEXT NOT NULL,
+    approved_by TEXT NOT NULL,
+    approved_at TEXT NOT NULL
+);
 -- Every change to what the search index is made from, by server (triggers: CHANGE_LOG below): an index
 -- remembers the last seq it was brought in line with; the next refresh redoes only the servers after it.
 CREATE TABLE IF NOT EXISTS catalog_changes (seq INTEGER PRIMARY KEY AUTOINCREMENT, server TEXT NOT NULL);
@@ -128,6 +137,7 @@ ADDED_COLUMNS = (
     ("tools", "modified_by", "TEXT NOT NULL DEFAULT ''"),
     ("tools", "output_schema", "TEXT NOT NULL DEFAULT 'null'"),
     ("tools", "definition_hash", "TEXT NOT NULL DEFAULT ''"),
+    ("quarantine", "subject", "TEXT NOT NULL DEFAULT 'tool'"),  # tool, or server (its shown text)
 )
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from tool_selector.catalog import database, trust
+from tool_selector.catalog import database, server_trust, trust
 from tool_selector.catalog.schema import ADDED_COLUMNS, SCHEMA, SCHEMA_VERSION
 from tool_selector.errors import CatalogDamagedError, NotFoundError, StoreError
 from tool_selector.hashing import sha256_of
@@ -67,8 +67,8 @@ class CatalogStore:
                     database.mark(self._db)
                     self._add_columns()
                     self._check_schema_version()
-                    if stored is not None and stored < 5:
-                        self._pin_existing_tools()
+                    if stored is not None:
+                        self._pin_existing(stored)
         except (sqlite3.DatabaseError, CatalogDamagedError) as exc:
             if getattr(self, "_db", None) is not None:
                 self._db.close()
@@ -99,25 +99,10 @@ class CatalogStore:
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         """BEGIN IMMEDIATE ... COMMIT; inside an open transaction it joins it (the outer one commits or
         rolls back everything, which makes a batch of single writes all-or-nothing). Used by this module
-        and its siblings in the catalog package only (writer.py, admin.py): no connection leaves it."""
-        if self._db.in_transaction:
-            yield self._db
-            return
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
-            yield self._db
-        except BaseException:
-            try:
-                self._db.execute("ROLLBACK")
-            finally:
-                trust.transaction_ended(self._db, committed=False)  # what it cached goes
-            raise
-        committed = False
-        try:
-            self._db.execute("COMMIT")
-            committed = True
-        finally:
-            trust.transaction_ended(self._db, committed=committed)
+        and its siblings in the catalog package only (writer.py, admin.py): no connection leaves it. A
+        write the disk refuses (full, I/O error, read-only) is rolled back and raised as StoreError."""
+        with database.transaction(self._db, self.path, trust.transaction_ended) as db:
+            yield db
 
     def _stored_version(self) -> int | None:
         try:
@@ -132,11 +117,14 @@ class CatalogStore:
             if column not in present:
                 self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
 
-    def _pin_existing_tools(self) -> None:
-        """Upgrading to version 5 (trust): every tool already stored gets its definition hash and is
-        pinned as it is, by ``upgrade``, so an existing catalog keeps working and later changes are held."""
+    def _pin_existing(self, stored: int) -> None:
+        """Upgrading from before version 5 (trust) or 7 (server pins): every tool (its definition hash)
+        and server (its shown text) already stored is pinned as it is, by ``upgrade``, so an existing
+        catalog keeps working and later changes are held."""
         at = _now()
-        for row in self._db.execute("SELECT * FROM tools").fetchall():
+        if stored < 7:
+            server_trust.pin_existing_servers(self._db, at)
+        for row in self._db.execute("SELECT * FROM tools").fetchall() if stored < 5 else ():
             tool = _tool_record(row)
             digest = tool.definition_hash()
             self._db.execute("UPDATE tools SET definition_hash=? WHERE id=?", (digest, tool.id))
@@ -343,8 +331,7 @@ class CatalogStore:
                 (stats.session_id, stats.last_seen_at.isoformat(), stats.model_dump_json()),
             )
 
-    def get_gateway_sessions(self, limit: int = 50) -> list[GatewaySessionStats]:
-        """The most recently seen gateway sessions first."""
+    def get_gateway_sessions(self, limit: int = 50) -> list[GatewaySessionStats]:  # latest first
         rows = self._db.execute(
             "SELECT data FROM gateway_sessions ORDER BY last_seen_at DESC LIMIT ?", (limit,)
         ).fetchall()
@@ -357,8 +344,7 @@ class CatalogStore:
         return trust.change_seq(self._db)
 
     def servers_changed_since(self, seq: int) -> set[str] | None:
-        """The servers changed after change ``seq``; None when the log no longer reaches back that far
-        (pruned), so that the caller does all of its work again."""
+        """The servers changed after change ``seq``; None when the log was pruned past it (redo all)."""
         return trust.servers_changed_since(self._db, seq)
 
     def prune_changes(self, keep_after: int) -> None:
@@ -370,8 +356,7 @@ class CatalogStore:
                 (str(keep_after),),
             )
 
-    def meta_items(self, suffix: str) -> list[tuple[str, str]]:
-        """The meta entries whose key ends with ``suffix``."""
+    def meta_items(self, suffix: str) -> list[tuple[str, str]]:  # the entries whose key ends so
         rows = self._db.execute("SELECT key, value FROM meta").fetchall()
         return [(str(r["key"]), str(r["value"])) for r in rows if str(r["key"]).endswith(suffix)]
 

@@ -32,7 +32,7 @@ from tool_selector.trust.scanner import ScanContext, ScanResult, tool_findings, 
 HELD_SQL = (
     "SELECT t.id FROM tools t LEFT JOIN tool_pins p ON p.tool_id = t.id "
     "WHERE p.pin_hash IS NULL OR p.pin_hash != t.definition_hash "
-    "UNION SELECT tool_id FROM quarantine WHERE state = 'pending'"
+    "UNION SELECT tool_id FROM quarantine WHERE state = 'pending' AND subject = 'tool'"
 )
 
 
@@ -43,7 +43,7 @@ def _dump(value: Any) -> str:
 HELD_IN_SERVER_SQL = (
     "SELECT t.id FROM tools t LEFT JOIN tool_pins p ON p.tool_id = t.id "
     "WHERE t.server = ? AND (p.pin_hash IS NULL OR p.pin_hash != t.definition_hash) "
-    "UNION SELECT tool_id FROM quarantine WHERE state = 'pending' AND server = ?"
+    "UNION SELECT tool_id FROM quarantine WHERE state = 'pending' AND subject = 'tool' AND server = ?"
 )
 
 

@@ -9,7 +9,7 @@ re-profiles that server only.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
@@ -26,6 +26,7 @@ from tool_selector.catalog.rows import (
     rehash_server,
     update_tool_row,
 )
+from tool_selector.catalog.server_trust import OPERATOR_KEYS, ServerGate
 from tool_selector.catalog.store import CatalogStore
 from tool_selector.catalog.trust import Gate, forget_tool, scan_context
 from tool_selector.errors import ConflictError, InvalidInputError
@@ -101,29 +102,40 @@ class CatalogWriter(Approvals):
         source: str = "",
         prune: bool = False,
         trust: TrustMode | Mapping[str, TrustMode] = "tofu",
+        keep: Collection[str] = (),
     ) -> ImportSummary:
         """Insert or update servers and their tools in one transaction, with one audit record when
         anything changed (``catalog.import``, target ``catalog:<source>``), and vet every definition
         under ``trust`` (held ones get their own ``tool.quarantine`` records).
 
         A server listed here gets exactly the tools given for it: its tools not listed are removed.
-        With ``prune``, servers not listed at all are removed too. Unchanged rows keep their timestamps.
+        With ``prune``, servers not listed at all are removed too, but for those in ``keep`` (the ones the
+        operator's configuration owns). Unchanged rows keep their timestamps.
         """
         by_server = grouped(servers, tools)
         summary = ImportSummary()
         names: dict[str, list[str]] = {"added": [], "changed": [], "removed": []}
         at, now = _stamp()
+        owned = OPERATOR_KEYS if creation_method == CreationMethod.DISCOVERED else ()
         with self._store._transaction() as db:
             before = self._store.catalog_hash()
+            modes = {s.name: trust if isinstance(trust, str) else trust.get(s.name, "hold") for s in servers}
             for server in servers:
+                mode = modes[server.name]
+                texts = ServerGate(db, mode=mode, actor=actor, found_by=FOUND_BY[creation_method], at=at)
+                description, metadata = texts.vet(
+                    server.name, server.description, server.metadata, operator_keys=owned
+                )
+                summary.servers_held += texts.held
+                stored = server.model_copy(update={"description": description, "metadata": metadata})
                 outcome = self._upsert_server(
-                    db, server, by_server[server.name], creation_method, now, summary, actor
+                    db, stored, by_server[server.name], creation_method, now, summary, actor
                 )
                 if outcome in names:
                     names[outcome].append(server.name)
             context, vetted = scan_context(db), VetSummary()
             for server in servers:
-                mode = trust if isinstance(trust, str) else trust.get(server.name, "hold")
+                mode = modes[server.name]
                 gate = Gate(
                     db, mode=mode, actor=actor, found_by=FOUND_BY[creation_method], at=at, context=context
                 )
@@ -132,7 +144,7 @@ class CatalogWriter(Approvals):
             summary.tools_pinned, summary.held, summary.flagged = vetted.pinned, vetted.held, vetted.flagged
             if prune:
                 for row in db.execute("SELECT name FROM servers").fetchall():
-                    if row["name"] not in by_server:
+                    if row["name"] not in by_server and row["name"] not in keep:
                         summary.tools_removed += len(delete_server_rows(db, row["name"]))
                         summary.servers_removed += 1
                         names["removed"].append(row["name"])
@@ -146,7 +158,10 @@ class CatalogWriter(Approvals):
 
     # -- one server ------------------------------------------------------------------------------
 
-    def create_server(self, spec: ServerSpec, *, method: CreationMethod, actor: str) -> ServerRecord:
+    def create_server(
+        self, spec: ServerSpec, *, method: CreationMethod, actor: str, trust: TrustMode = "tofu"
+    ) -> ServerRecord:
+        """Insert one server, its text vetted under ``trust`` (held text is not stored: server_trust.py)."""
         at, now = _stamp()
         with self._store._transaction() as db:
             if db.execute("SELECT 1 FROM servers WHERE name=?", (spec.name,)).fetchone() is not None:
@@ -155,6 +170,9 @@ class CatalogWriter(Approvals):
                     hint="Use matching_mode auto to get it back, or PATCH it.",
                     name=spec.name,
                 )
+            texts = ServerGate(db, mode=trust, actor=actor, found_by=FOUND_BY[method], at=at)
+            description, metadata = texts.vet(spec.name, spec.description, spec.metadata)
+            spec = spec.model_copy(update={"description": description, "metadata": metadata})
             insert_server(db, spec, server_hash([]), method, now, actor)
             after = self._store.get_server(spec.name)
             self._audit_records(
@@ -163,14 +181,24 @@ class CatalogWriter(Approvals):
         return after
 
     def update_server(
-        self, name: str, *, description: str | None, metadata: dict[str, Any] | None, actor: str
+        self,
+        name: str,
+        *,
+        description: str | None,
+        metadata: dict[str, Any] | None,
+        actor: str,
+        trust: TrustMode = "tofu",
+        found_by: FoundBy = "registration",
     ) -> tuple[ServerRecord, bool]:
-        """Apply the given fields; returns the record and whether anything changed."""
+        """Apply the given fields, vetted under ``trust`` (held text is not stored: server_trust.py);
+        returns the record and whether anything stored changed."""
         at, now = _stamp()
         with self._store._transaction() as db:
             before = self._store.get_server(name)
             new_description = before.description if description is None else description
             new_metadata = before.metadata if metadata is None else metadata
+            texts = ServerGate(db, mode=trust, actor=actor, found_by=found_by, at=at)
+            new_description, new_metadata = texts.vet(name, new_description, new_metadata)
             if (new_description, new_metadata) == (before.description, before.metadata):
                 return before, False
             db.execute(

@@ -8,21 +8,20 @@ server documents are two parts of one index (embedded_state.py).
 On disk: ``<dir>/CURRENT`` names a generation folder (``gen-<id>``) and how many of its deltas count
 (``gen-<id>+<n>``). A write adds a small delta; a full generation is written once deltas pile up. Each
 becomes visible by an atomic swap of ``CURRENT``, so a reader or a crash sees the old or the new index,
-never half of one. Damaged files are named by embedded_files.py; every read then raises that error, and
-``drop`` (what ``index rebuild`` starts with) replaces the index without reading it.
+never half of one; an index made anew (``index rebuild``) is written into a ``staged`` copy in
+memory, then ``publish``ed as one generation. Damaged files (cut off, garbage, or changed since they
+were written: embedded_files.py checks their sha256) are named; every read then raises that error,
+and ``drop`` or ``publish`` replace the index without reading it.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import shutil
 import threading
-import uuid
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
@@ -45,9 +44,8 @@ from tool_selector.search.embedded_files import (
     parse_pointer,
     read_pointer,
     sweep,
-    sync_files,
     write_delta,
-    write_meta,
+    write_generation,
     write_pointer,
     write_rows,
 )
@@ -62,9 +60,10 @@ from tool_selector.search.embedded_state import (
     load_or_build_search,
     nearest,
     row_cosines,
+    rows_of,
     stored_keyword,
-    target_of,
     top_rows,
+    trained_search,
 )
 from tool_selector.search.text import tokenize
 from tool_selector.search.vectors import ANN_MIN, VectorSearch
@@ -83,16 +82,35 @@ PERSIST_MIN = 5_000  # a base generation of this many rows keeps its keyword ind
 class EmbeddedBackend(EmbeddedIds):
     """SearchBackend on a local folder. Readers take one snapshot; writers serialise on a lock."""
 
-    def __init__(self, directory: Path, *, model_id: str, dim: int, ann_min: int = ANN_MIN) -> None:
+    def __init__(
+        self, directory: Path, *, model_id: str, dim: int, ann_min: int = ANN_MIN, on_disk: bool = True
+    ) -> None:
         self.directory = directory
         self.model_id = model_id
         self.dim = dim
         self.ann_min = ann_min  # a part of this many base rows is searched approximately (faiss IVF)
+        self.on_disk = on_disk  # False: a staged index, in memory until published (``staged``)
         self._lock = threading.RLock()
         self._state = State.empty(dim)
         self._generation: str | None = None  # what CURRENT said when last loaded or written
         self._unusable: ToolSelectorError | None = None  # why the files on disk cannot be served
-        self._load()
+        if on_disk:
+            self._load()
+
+    def staged(self) -> Self:
+        """An empty index held in memory only, for a rebuild to write into: this index (on disk and in
+        this process) stays current until ``publish``, even if the rebuild is killed or fails."""
+        kind = type(self)
+        return kind(self.directory, model_id=self.model_id, dim=self.dim, ann_min=self.ann_min, on_disk=False)
+
+    def publish(self, staged: EmbeddedBackend) -> None:
+        """Make what ``staged`` holds the index: one new full generation, written whole, then CURRENT
+        swapped to it (the old index is not read: this is also the repair of a damaged one). On a
+        failure (StoreError) CURRENT and this process keep the old index."""
+        with self._lock, staged._lock:
+            if self._unusable is not None:
+                logger.info("replacing the index at %s: %s", self.directory, self._unusable.message)
+            self._commit(staged._state)
 
     # -- persistence ----------------------------------------------------------------------------
 
@@ -146,6 +164,8 @@ class EmbeddedBackend(EmbeddedIds):
 
     def refresh(self) -> bool:
         """Load the index another process wrote since we last looked; True when it changed."""
+        if not self.on_disk:
+            return False
         with self._lock:
             try:
                 pointer = read_pointer(self.directory)
@@ -159,20 +179,19 @@ class EmbeddedBackend(EmbeddedIds):
     def _persist(self, state: State) -> State:
         """A full generation of ``state`` (compacted); CURRENT then names it. Returns what it wrote."""
         state = State(tools=state.tools.compacted(), servers=state.servers.compacted())
-        self.directory.mkdir(parents=True, exist_ok=True)
-        name = f"gen-{uuid.uuid4().hex[:12]}"
-        tmp = self.directory / f"{name}.tmp"
-        tmp.mkdir()
-        try:
+        searches: dict[Target, VectorSearch | None] = {}
+
+        def fill(folder: Path) -> None:
             for part, files in ((state.tools, TOOL_FILES), (state.servers, SERVER_FILES)):
-                write_rows(tmp, part.docs, part.vectors, files)
-            searches = {t: self._ann_for(state.part(t), tmp, t) for t in ("tools", "servers")}
-            write_meta(tmp, self.model_id, self.dim, len(state.tools.docs), len(state.servers.docs))
-            sync_files(tmp)
-            os.replace(tmp, self.directory / name)
+                write_rows(folder, part.docs, part.vectors, files)
+            for target in ("tools", "servers"):  # a large part's, trained now: no reader's first query pays
+                searches[target] = trained_search(state.part(target).vectors, folder, target, self.ann_min)
+
+        counts = {"count": len(state.tools.docs), "server_count": len(state.servers.docs)}
+        try:
+            name = write_generation(self.directory, fill, model_id=self.model_id, dim=self.dim, **counts)
             self._point(name)
         except OSError as exc:
-            shutil.rmtree(tmp, ignore_errors=True)
             raise StoreError(f"Cannot write the index at {self.directory}: {exc}.") from exc
         sweep(self.directory, keep=name)
         return State(
@@ -180,34 +199,29 @@ class EmbeddedBackend(EmbeddedIds):
             servers=replace(state.servers, search=searches["servers"]),
         )
 
-    def _ann_for(self, part: Part, folder: Path, target: Target) -> VectorSearch | None:
-        """A large part's approximate search, trained by the writer with the generation it belongs to,
-        so that no reader's first query pays for it (readers load the file)."""
-        if len(part.vectors) < self.ann_min:
-            return None
-        search = VectorSearch.build(part.vectors, ann_min=self.ann_min)
-        search.save(folder, name=f"{target}.ivf")
-        return search
-
     def _point(self, pointer: str) -> None:
         write_pointer(self.directory, pointer)
         self._generation = pointer
 
     def _compacts(self, delta: Delta | None, appended: int, size: int) -> bool:
-        """Whether a write makes a full generation (rather than a delta on the current one)."""
-        base, count = parse_pointer(self.directory, self._generation) if self._generation else ("", 0)
-        grown = count >= COMPACT_DELTAS or appended >= max(COMPACT_ROWS, COMPACT_SHARE * size)
-        return delta is None or not base or grown
+        """Whether a write makes a full generation (not a delta); a full one never reads CURRENT."""
+        if delta is None or not self._generation:
+            return True
+        count = parse_pointer(self.directory, self._generation)[1]
+        return count >= COMPACT_DELTAS or appended >= max(COMPACT_ROWS, COMPACT_SHARE * size)
 
     def _commit(self, state: State, delta: Delta | None = None) -> None:
         """Persist first, then publish: a failed write leaves the served index as it was. ``delta``
         (what changed) is written on top of the current generation unless the deltas have grown
         enough to compact them into a full generation."""
-        base, count = parse_pointer(self.directory, self._generation) if self._generation else ("", 0)
+        if not self.on_disk:  # staged: in memory until published
+            self._state, self._unusable = state, None
+            return
         if self._compacts(delta, state.appended, state.size):
             state = self._persist(state)
         else:
-            assert delta is not None
+            assert delta is not None and self._generation is not None
+            base, count = parse_pointer(self.directory, self._generation)
             try:
                 write_delta(self.directory / base, count + 1, delta)
                 self._point(f"{base}{DELTA_SEP}{count + 1}")
@@ -226,8 +240,8 @@ class EmbeddedBackend(EmbeddedIds):
             stored: list[ToolDocument] = []
             rows: list[np.ndarray] = []
             for doc in documents:
-                if doc.vector is None or len(doc.vector) != self.dim:
-                    result.errors[doc.id] = f"needs a vector of {self.dim} floats"
+                if doc.vector is None or len(doc.vector) != self.dim or not np.isfinite(doc.vector).all():
+                    result.errors[doc.id] = f"needs a vector of {self.dim} finite floats"
                     continue
                 stored.append(doc.model_copy(update={"vector": None}))
                 rows.append(np.asarray(doc.vector, dtype=np.float32))
@@ -239,8 +253,8 @@ class EmbeddedBackend(EmbeddedIds):
         """``upsert`` of documents (``vector`` None) and their vectors as one matrix, row for row: a first
         build holds no list of floats per document; its full generation takes the rows as they come."""
         vectors, given = np.asarray(vectors, dtype=np.float32), len(documents)
-        if vectors.shape != (given, self.dim):
-            raise InvalidInputError(f"needs {len(documents)} vectors of {self.dim} floats")
+        if vectors.shape != (given, self.dim) or not np.isfinite(vectors).all():
+            raise InvalidInputError(f"needs {len(documents)} vectors of {self.dim} finite floats")
         with self._lock:
             state = self._usable()
             latest = {d.id: i for i, d in enumerate(documents)}  # an id given twice: the last one counts
@@ -251,7 +265,7 @@ class EmbeddedBackend(EmbeddedIds):
             if state.tools.docs or state.servers.docs or not self._compacts(delta, len(keep), len(keep)):
                 self._commit(state.applied(delta), delta)
             else:  # what applying the rows to no rows and compacting them gives
-                self._commit(State(tools=_rows_of(delta, "tools"), servers=_rows_of(delta, "servers")))
+                self._commit(State(tools=rows_of(delta, "tools"), servers=rows_of(delta, "servers")))
         return given
 
     def delete(self, ids: Sequence[str], *, target: Target = "tools") -> int:
@@ -273,11 +287,8 @@ class EmbeddedBackend(EmbeddedIds):
         return len(self._usable().part(target).pos)
 
     def drop(self) -> None:
-        """Start afresh without reading what is on disk: the repair of a damaged index."""
-        with self._lock:
-            if self._unusable is not None:
-                logger.info("replacing the index at %s: %s", self.directory, self._unusable.message)
-            self._commit(State.empty(self.dim))
+        """Start afresh without reading what is on disk (an empty generation made current)."""
+        self.publish(self.staged())
 
     def documents(self, *, target: Target = "tools") -> list[ToolDocument]:
         return self._usable().part(target).live()
@@ -288,7 +299,7 @@ class EmbeddedBackend(EmbeddedIds):
 
     def _base_folder(self) -> Path | None:
         """The folder of the generation this process holds (its deltas aside)."""
-        if not self._generation:
+        if not self._generation or not self.on_disk:
             return None
         return self.directory / parse_pointer(self.directory, self._generation)[0]
 
@@ -308,15 +319,13 @@ class EmbeddedBackend(EmbeddedIds):
             current = self._state.part(target)
             if current.docs is part.docs and current.keyword is not None and current.keyword.boosts == boosts:
                 return current.keyword
-            keyword = self._stored_keyword(part, boosts, target) or KeywordPart.of(
+            stored = keyword_file(self._base_folder(), target, boosts)
+            keyword = stored_keyword(stored, part, boosts) or KeywordPart.of(
                 part.docs, boosts, set(part.pos.values()) if part.dead else None
             )
             self._keep_keyword(part, keyword, target)
             self._cache(target, part, keyword=keyword)
             return keyword
-
-    def _stored_keyword(self, part: Part, boosts: dict[str, float], target: Target) -> KeywordPart | None:
-        return stored_keyword(keyword_file(self._base_folder(), target, boosts), part, boosts)
 
     def _keep_keyword(self, part: Part, keyword: KeywordPart, target: Target) -> None:
         if len(part.vectors) >= PERSIST_MIN:
@@ -388,13 +397,3 @@ class EmbeddedBackend(EmbeddedIds):
 
     def close(self) -> None:
         return None
-
-
-def _rows_of(delta: Delta, target: Target) -> Part:
-    """The rows of ``target`` in ``delta`` as a part of their own: a slice of the matrix when they lie
-    together (a first build's tool rows, then its server rows), else a copy."""
-    rows = [i for i, d in enumerate(delta.docs) if target_of(d) == target]
-    docs = [delta.docs[i] for i in rows]
-    if rows and rows[-1] - rows[0] + 1 == len(rows):
-        return Part.of(docs, delta.vectors[rows[0] : rows[-1] + 1])
-    return Part.of(docs, delta.vectors[rows] if rows else delta.vectors[:0])

@@ -5,19 +5,29 @@
 ``meta.json`` counts them: ``server_count``; a generation written before server documents existed has
 neither and loads with none), written by ``EmbeddedBackend``. ``load_generation`` returns the
 documents and vectors of both kinds, or raises
-``IndexDamagedError`` (a file is missing, cut off or garbage) or ``IndexMissingError`` (an index of
-another format or embedding model). Both name the repair: the index is made from the catalog database,
-so ``tool-selector index rebuild`` makes it anew without reading the old one.
+``IndexDamagedError`` (a file is missing, cut off, garbage, or changed since it was written) or
+``IndexMissingError`` (an index of another format or embedding model). Both name the repair: the index
+is made from the catalog database, so ``tool-selector index rebuild`` makes it anew without reading
+the old one.
+
+A generation (and a delta) is written whole in a temporary folder, synced and renamed into place
+before ``CURRENT`` names it (``write_generation``), and its meta.json records the sha256 of every file
+written with it (``sha256``), checked at each load: a file changed later (NaNs over the vectors, a
+byte flipped by a disk or a copy) is named like a cut-off one. A load reads and parses the documents
+and vectors anyway (they are not mapped); at 100k tools the check hashes 405 MB (with the approximate
+search's file) in 0.4 s of CPU, a load of 3.4 s becoming 3.7 s (measured). A folder written before
+checksums (no ``sha256``) still loads, its vectors checked for NaN and infinity only.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
 import shutil
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -99,7 +109,10 @@ def load_delta(directory: Path, base: str, number: int, *, dim: int) -> Delta:
         raise damaged(meta_path, "holds no document count or deleted ids")
     if not all(isinstance(v, list) and all(isinstance(i, str) for i in v) for v in deleted.values()):
         raise damaged(meta_path, "holds deleted ids that are not lists of strings")
-    return Delta(_docs(folder / "docs.jsonl", count), _vectors(folder / "vectors.npy", count, dim), deleted)
+    delta = Delta(_docs(folder / "docs.jsonl", count), _vectors(folder / "vectors.npy", count, dim), deleted)
+    if not verify(folder, meta):
+        _unchecked(folder, {"vectors.npy": delta.vectors})
+    return delta
 
 
 def write_rows(
@@ -116,22 +129,97 @@ def write_rows(
 
 
 def write_meta(folder: Path, model_id: str, dim: int, count: int, server_count: int) -> None:
-    """A generation's meta.json: its format, embedding model and document counts."""
+    """A generation's meta.json: its format, embedding model, document counts, and the sha256 of each
+    file written before it."""
     meta = {
         "format_version": FORMAT_VERSION,
         "model_id": model_id,
         "dim": dim,
         "count": count,
         "server_count": server_count,
+        "sha256": checksums(folder),
     }
     (folder / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
 
 
+def write_generation(
+    directory: Path, fill: Callable[[Path], None], *, model_id: str, dim: int, count: int, server_count: int
+) -> str:
+    """A new generation folder, written whole before anything names it: ``fill`` writes its files into
+    a temporary folder, meta.json records them, every file is synced and the folder renamed into place.
+    Returns its name (``write_pointer`` then makes it current). On any failure (a full disk, a write
+    error) what it wrote is removed and the error raised: CURRENT still names the old generation."""
+    directory.mkdir(parents=True, exist_ok=True)
+    name = f"gen-{uuid.uuid4().hex[:12]}"
+    tmp = directory / f"{name}.tmp"
+    tmp.mkdir()
+    try:
+        fill(tmp)
+        write_meta(tmp, model_id, dim, count, server_count)
+        sync_files(tmp)
+        os.replace(tmp, directory / name)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    _sync_folder(directory)
+    return name
+
+
 def write_pointer(directory: Path, pointer: str) -> None:
-    """``CURRENT`` := ``pointer``, swapped atomically (a temporary file renamed)."""
+    """``CURRENT`` := ``pointer``, swapped atomically (a temporary file, synced, renamed)."""
     pointer_tmp = directory / f"CURRENT.{uuid.uuid4().hex[:8]}.tmp"
-    pointer_tmp.write_text(pointer, encoding="utf-8")
+    with pointer_tmp.open("w", encoding="utf-8") as fh:
+        fh.write(pointer)
+        fh.flush()
+        os.fsync(fh.fileno())
     os.replace(pointer_tmp, directory / "CURRENT")
+    _sync_folder(directory)
+
+
+def _sync_folder(folder: Path) -> None:
+    """The folder's entries (a rename) on disk too."""
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def checksums(folder: Path) -> dict[str, str]:
+    """The sha256 of every file of a folder being written (its meta.json aside)."""
+    return {p.name: _sha256(p) for p in sorted(folder.iterdir()) if p.is_file() and p.name != "meta.json"}
+
+
+def _sha256(path: Path) -> str:
+    with path.open("rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def verify(folder: Path, meta: dict[str, Any]) -> bool:
+    """Each file meta.json lists has the sha256 it was written with; False (nothing checked) for a
+    folder written before checksums. Files a reader added later (a keyword index) are not listed."""
+    listed = meta.get("sha256")
+    if listed is None:
+        return False
+    if not isinstance(listed, dict) or not all(isinstance(v, str) for v in listed.values()):
+        raise damaged(folder / "meta.json", "holds checksums that are not a map of file names to sha256")
+    for name, digest in listed.items():
+        path = folder / name
+        if "/" in name or name in ("", ".", "..", "meta.json"):
+            raise damaged(folder / "meta.json", f"lists {name[:60]!r} as one of its files")
+        try:
+            found = _sha256(path)
+        except FileNotFoundError as exc:
+            raise damaged(path, "is missing") from exc
+        except OSError as exc:
+            raise damaged(path, f"cannot be read ({exc})") from exc
+        if found != digest:
+            raise damaged(
+                path,
+                "has changed since it was written: its sha256 is not the one meta.json records "
+                "(a disk, copy or restore error, or an edit)",
+            )
+    return True
 
 
 def sweep(directory: Path, *, keep: str) -> None:
@@ -158,12 +246,12 @@ def write_delta(generation: Path, number: int, delta: Delta) -> None:
     tmp.mkdir()
     try:
         write_rows(tmp, delta.docs, delta.vectors, ("docs.jsonl", "vectors.npy"))
-        meta = {"count": len(delta.docs), "deleted": delta.deleted}
+        meta = {"count": len(delta.docs), "deleted": delta.deleted, "sha256": checksums(tmp)}
         (tmp / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
         sync_files(tmp)
         shutil.rmtree(folder, ignore_errors=True)  # a delta a crashed writer left before counting it
         os.replace(tmp, folder)
-    except OSError:
+    except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
 
@@ -181,11 +269,19 @@ def load_generation(directory: Path, pointer: str, *, model_id: str, dim: int) -
     if not isinstance(server_count, int) or server_count < 0:
         raise damaged(generation / "meta.json", "holds no valid server document count")
     if server_count == 0 and not (generation / SERVER_FILES[0]).exists():
-        return tools, Stored([], np.zeros((0, dim), dtype=np.float32))
-    servers = Stored(
-        _docs(generation / SERVER_FILES[0], server_count),
-        _vectors(generation / SERVER_FILES[1], server_count, dim),
-    )
+        servers = Stored([], np.zeros((0, dim), dtype=np.float32))
+    else:
+        servers = Stored(
+            _docs(generation / SERVER_FILES[0], server_count),
+            _vectors(generation / SERVER_FILES[1], server_count, dim),
+        )
+    if not verify(generation, meta):  # a cut-off file was named above; now anything else that changed
+        logger.warning(
+            "The index at %s was written without checksums (by an earlier tool-selector): only its "
+            "vectors are checked. `tool-selector index rebuild` writes it with them.",
+            directory,
+        )
+        _unchecked(generation, {TOOL_FILES[1]: tools.vectors, SERVER_FILES[1]: servers.vectors})
     return tools, servers
 
 
@@ -266,3 +362,10 @@ def _vectors(path: Path, count: int, dim: int) -> np.ndarray:
             path, f"holds an array of shape {shape} where {count} x {dim} float32 vectors were expected"
         )
     return vectors
+
+
+def _unchecked(folder: Path, vectors: dict[str, np.ndarray]) -> None:
+    """What can be checked of a folder written before checksums: vectors that are numbers."""
+    for name, matrix in vectors.items():
+        if not np.isfinite(matrix).all():
+            raise damaged(folder / name, "holds values that are not numbers (NaN or infinite)")

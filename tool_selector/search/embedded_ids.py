@@ -17,11 +17,6 @@ from tool_selector.search.backend import Target
 from tool_selector.search.embedded_state import Part, State
 
 
-def server_of(doc_id: str) -> str:
-    """The server of a tool document's id."""
-    return doc_id.rpartition("::")[0]
-
-
 class ServerIds:
     """Tool ids by server, for the rows of the part last asked about; see the module docstring."""
 
@@ -46,7 +41,8 @@ class ServerIds:
         if read and (len(docs) < read or docs[read - 1] is not self._last):
             self._by_server, read = {}, 0
         for doc in docs[read:]:
-            self._by_server.setdefault(server_of(doc.id), set()).add(doc.id)
+            # the document's own server, not one read off its id: an older version's id may read two ways
+            self._by_server.setdefault(doc.server, set()).add(doc.id)
         self._read, self._last = len(docs), docs[-1] if docs else None
 
 

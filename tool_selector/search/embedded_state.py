@@ -3,10 +3,12 @@ its deltas appended), their keyword index, and the vector search over them."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import threading
+import zipfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -184,6 +186,16 @@ def target_of(doc: ToolDocument) -> Target:
     return "servers" if doc.kind == "server" else "tools"
 
 
+def rows_of(delta: Delta, target: Target) -> Part:
+    """The rows of ``target`` in ``delta`` as a part of their own: a slice of the matrix when they lie
+    together (a first build's tool rows, then its server rows), else a copy."""
+    rows = [i for i, d in enumerate(delta.docs) if target_of(d) == target]
+    docs = [delta.docs[i] for i in rows]
+    if rows and rows[-1] - rows[0] + 1 == len(rows):
+        return Part.of(docs, delta.vectors[rows[0] : rows[-1] + 1])
+    return Part.of(docs, delta.vectors[rows] if rows else delta.vectors[:0])
+
+
 class Cosines(dict[int, float]):
     """Every row's cosine, read from the exact product on demand."""
 
@@ -245,8 +257,10 @@ def stored_keyword(path: Path | None, part: Part, boosts: dict[str, float]) -> K
         return None
     try:
         index = KeywordIndex.load(path)
-    except (ValueError, OSError) as exc:
+    except (ValueError, OSError, zipfile.BadZipFile) as exc:  # its CRCs found a changed byte
         logger.warning("rebuilding the keyword index: %s", exc)
+        with contextlib.suppress(OSError):
+            path.unlink()  # so that the one built now is kept in its place
         return None
     base = len(part.vectors)
     if index.size != base:
@@ -282,6 +296,16 @@ def load_or_build_search(folder: Path | None, name: str, vectors: np.ndarray, an
             search.save(folder, name=name)
         except StoreError as exc:
             logger.info("the vector index was not kept: %s", exc.message)
+    return search
+
+
+def trained_search(vectors: np.ndarray, folder: Path, target: Target, ann_min: int) -> VectorSearch | None:
+    """The approximate search of a part of ``ann_min`` rows or more, trained by the writer and kept in
+    the generation it writes (``folder``), so that readers load it; None below."""
+    if len(vectors) < ann_min:
+        return None
+    search = VectorSearch.build(vectors, ann_min=ann_min)
+    search.save(folder, name=f"{target}.ivf")
     return search
 
 

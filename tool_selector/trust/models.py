@@ -35,6 +35,11 @@ class QuarantineEntry(BaseModel):
     """One held definition of one tool, and what became of it."""
 
     id: str = Field(description="q-<10 hex>: the same tool and definition always get the same id")
+    subject: Literal["tool", "server"] = Field(
+        default="tool",
+        description="tool: a tool definition; server: a server's shown text (description and metadata), "
+        "tool_id then being the server's name",
+    )
     tool_id: str
     server: str
     name: str

@@ -1,8 +1,9 @@
 """The catalog's tool names, indexed for the shadowing check (shadowing.py) and changed a server at a time.
 
 ``CatalogNames`` holds what ``ScanContext`` asks of the (server, tool name) pairs: each server's names
-(as given and lowercased), the servers of each compound name, the compound names by their words, and
-how many servers serve each lowercased name. ``set_server`` replaces one server's names in place at the
+(as given and lowercased), the servers of each compound name, the compound names by their words, how
+many servers serve each lowercased name, and the servers by their lowercased names (a description that
+speaks of "the git server" names one). ``set_server`` replaces one server's names in place at the
 cost of what changed, so a catalog of 100k tools need not be read again after each write
 (tool_selector/catalog/trust.py keeps one up to date from the catalog's change log).
 """
@@ -40,6 +41,7 @@ class CatalogNames:
         self.servers_of: dict[str, set[str]] = {}  # compound name -> the servers that serve it
         self.by_words: dict[tuple[str, ...], set[str]] = {}  # lowercased words -> compound names
         self.lower_count: dict[str, int] = {}  # lowercased name -> how many servers serve it
+        self.servers_lower: dict[str, set[str]] = {}  # lowercased server name -> the servers called so
 
     @classmethod
     def of(cls, pairs: Iterable[tuple[str, str]]) -> CatalogNames:
@@ -77,6 +79,13 @@ class CatalogNames:
                 del self.lower_count[lower]
         for lower in new_lower - old_lower:
             self.lower_count[lower] = self.lower_count.get(lower, 0) + 1
+        if names and not old:
+            self.servers_lower.setdefault(server.lower(), set()).add(server)
+        elif old and not names:
+            called = self.servers_lower[server.lower()]
+            called.discard(server)
+            if not called:
+                del self.servers_lower[server.lower()]
         if names:
             self.names_of[server], self.lower_of[server] = names, new_lower
         else:

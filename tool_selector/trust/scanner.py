@@ -15,18 +15,27 @@ own) or ``flag`` (a weak signal). Each module's docstring says exactly what it m
     encoded         base64/hex/%/\\x decoding to a command     -
     command         -                                          curl … | sh, a reverse shell, rm -rf ~
     secrets         -                                          an order to read ~/.ssh, .env, id_rsa, ...
-    shadowing       -                                          other servers' tools named, imitated, rewired
+    shadowing       a claim to be a catalog server's tool      other servers' tools named, imitated, rewired
     hidden-context  -                                          a parameter for the system prompt, history
     annotations     -                                          text under keys MCP does not define
-    preference      -                                          "use this rather than other tools"
+    preference      -                                          "use this rather than other tools"; steering
     approval        -                                          "once approved, it will …"
+    favour          -                                          "could you please", "as a courtesy"
+    standing-order  -                                          orders for later calls or the model's replies
+
+Issue 27's checks read what words do rather than fixed phrases: ``claims.py`` (a tool that claims to
+be, succeed or stand in for another server's tool), ``steering.py`` (preference in other words,
+standing orders), ``requests.py`` (favours, concealment and overrides in roundabout words, a script
+fetched and run), ``leaks.py`` (private data put where it travels) and the schema-field additions.
+Only the first generalised to attacks written apart from the rules (eval/datasets/poison-paraphrases).
 
 The verdict: ``quarantine`` when any finding holds, or when flags come from two or more checks
 (independent weak signals that agree: an ``<IMPORTANT>`` block that also reaches for ``~/.ssh``);
-``flagged`` on one flag; ``clean`` otherwise. Invisible characters and orders aimed at the model (role
-markers, overrides, concealment, encoded commands) thus always quarantine; a single weak signal is
-shown to the operator but lets the tool through. The rules are tuned to stay silent on the published
-catalogs of ``../shared/benchmarks`` (msc_bench_dev, livemcpbench): phrases that real tools use
+``flagged`` on one flag; ``clean`` otherwise; each reason is led by its check's name. Invisible
+characters and orders aimed at the model (role markers, overrides, concealment, encoded commands) thus
+always quarantine; a single weak signal is shown to the operator but lets the tool through. The rules
+are tuned to stay silent on the published catalogs of ``../shared/benchmarks`` (msc_bench_dev,
+livemcpbench): phrases that real tools use
 ("IMPORTANT:", a ``systemPrompt`` parameter that says what it is for, "BCC recipients", "succeed
 silently", "ALWAYS use this tool") are not evidence. ``batch.scan_catalog`` adds one rule across a
 catalog: the other tools of a server with a quarantined tool or description get a flag.
@@ -44,6 +53,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 from pydantic import Field as PydanticField
 
+from tool_selector.trust.claims import check_claims
 from tool_selector.trust.encoded import check_clear_commands, check_encoded
 from tool_selector.trust.exfiltration import check_exfiltration, check_secrets
 from tool_selector.trust.findings import Field, Finding
@@ -55,16 +65,20 @@ from tool_selector.trust.instructions import (
     check_override,
     check_preference,
 )
+from tool_selector.trust.leaks import check_leaks
+from tool_selector.trust.requests import check_roundabout
 from tool_selector.trust.schema_fields import check_annotations, check_schema_fields
 from tool_selector.trust.shadowing import ScanContext, check_shadowing
+from tool_selector.trust.steering import check_preference_paraphrase, check_standing_orders
 
-__all__ = ["ScanContext", "ScanResult", "Verdict", "scan_text", "scan_tool", "verdict_of"]
+__all__ = ["ScanContext", "ScanResult", "Verdict", "scan_text", "scan_tool", "server_findings", "verdict_of"]
 
 Verdict = Literal["clean", "flagged", "quarantine"]
 
 
 class ScanResult(BaseModel):
-    """The scanner's verdict on one definition, and why (short sentences, strongest first)."""
+    """The scanner's verdict on one definition, and why: one short sentence per check, strongest first,
+    each led by its check's name ("shadowing: claims to be … 'quotation' in description")."""
 
     verdict: Verdict
     reasons: list[str] = PydanticField(default_factory=list)
@@ -84,7 +98,7 @@ def _orders(field: Field) -> list[Finding]:
     ]
 
 
-def _read(field: Field) -> list[Finding]:
+def _read(field: Field, server: str = "") -> list[Finding]:
     return [
         *_orders(field),
         *check_encoded(field, _orders),
@@ -92,6 +106,10 @@ def _read(field: Field) -> list[Finding]:
         *check_secrets(field),
         *check_preference(field),
         *check_approval(field),
+        *check_roundabout(field),
+        *check_leaks(field),
+        *check_preference_paraphrase(server, field),
+        *check_standing_orders(field),
     ]
 
 
@@ -119,7 +137,7 @@ def verdict_of(findings: list[Finding]) -> ScanResult:
         verdict = "quarantine"
     elif kept_findings:
         verdict = "flagged"
-    return ScanResult(verdict=verdict, reasons=[f.reason for f in kept_findings])
+    return ScanResult(verdict=verdict, reasons=[f"{f.check}: {f.reason}" for f in kept_findings])
 
 
 def _parameter_names(schema: Mapping[str, Any] | None) -> set[str]:
@@ -145,11 +163,13 @@ def tool_findings(
     body.add_json("annotations", annotations)
     findings = _unicode(Field.of_text("name", name), body)
     if body.text:
-        findings += _read(body)
-    findings += check_schema_fields(input_schema)
+        findings += _read(body, server)
+    findings += check_schema_fields(input_schema, f"{name} {description}")
     findings += check_annotations(annotations)
     own = {name} | _parameter_names(input_schema)
-    findings += check_shadowing(server, name, body, own, context or ScanContext.empty())
+    context = context or ScanContext.empty()
+    findings += check_shadowing(server, name, body, own, context)
+    findings += check_claims(server, body, own, context)
     return findings
 
 
@@ -167,6 +187,24 @@ def scan_tool(
     return verdict_of(
         tool_findings(server, name, description, input_schema, output_schema, annotations, context=context)
     )
+
+
+def server_findings(
+    server: str, description: str, metadata: Mapping[str, Any], *, context: ScanContext | None = None
+) -> list[Finding]:
+    """Every finding on the text a server shows agents: its description and every key and string of
+    its metadata (keywords, categories, steering, ...), read as a tool's description is read."""
+    body = Field()
+    body.add("description", description or "")
+    body.add_json("metadata", dict(metadata))
+    findings = _unicode(body)
+    if body.text:
+        findings += _read(body)
+    context = context or ScanContext.empty()
+    findings += check_shadowing(server, "", body, set(), context)
+    if description:
+        findings += check_claims(server, Field.of_text("description", description), set(), context)
+    return findings
 
 
 def scan_text(text: str, *, field: str = "instructions") -> ScanResult:

@@ -6,7 +6,14 @@ flags when nothing explains it (no description) or when its description asks for
 context ("your system prompt", "the entire conversation"): real tools that take a conversation say
 what it is for, an attack leaves a required ``tools_list`` unexplained. A parameter that asks for a
 secret (password, API key, token, private key) flags when its description asks for the user's own
-secret ("the user's password", "contents of ~/.ssh/id_rsa") rather than one the tool needs.
+secret ("the user's password", "contents of ~/.ssh/id_rsa") rather than one the tool needs; a tool
+whose name or description is about signing in (``authenticateUser``, "log in") needs the password.
+
+Whatever a parameter is called, its description flags when it asks, in other words, for the model's
+own context ("everything the assistant was told before the user's first message", "what the user and
+assistant have said to each other", "names and descriptions of every function the assistant can call")
+or for a secret kept on the user's machine ("the text of the private key file in the user's home ssh
+folder"). These words come from the dev half of ``eval/datasets/poison-paraphrases``.
 
 Annotations: MCP defines ``title`` and four hints; text under any other key (``systemPrompt``,
 ``instructions``) is a second description nobody reviews, and flags.
@@ -47,6 +54,19 @@ _ASKS_USERS_SECRET = re.compile(
     r"tokens?|cookies?)\b|\b(?:contents?|content) of\b[^.]{0,30}(?:" + SECRET_FILE + r")",
     _I,
 )
+_ASKS_CONTEXT_IN_WORDS = re.compile(
+    r"\b(?:the assistant|you|the model|the agent)\s+(?:was|were|have been|has been|'ve been)\s+(?:told|given|"
+    r"instructed)\b|\bbefore the user'?s first message\b"
+    r"|\bwhat (?:the user and (?:the )?(?:assistant|model|agent)|you and the user) (?:have |has )?(?:said|w"
+    r"ritten|"
+    r"exchanged|discussed)\b",
+    _I,
+)
+_ASKS_KEPT_SECRET = re.compile(
+    r"\bin the user'?s home\b|\b(?:text|contents?|body) of (?:the |a )?(?:\w+ ){0,2}key file\b",
+    _I,
+)
+_SIGN_IN = re.compile(r"auth|log[ _-]?in|sign[ _-]?in|signin|password|credential", _I)
 _MCP_ANNOTATIONS = frozenset({"title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"})
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
@@ -81,11 +101,17 @@ def _text(sub: Any, key: str) -> str:
     return prepare(value) if isinstance(value, str) else ""
 
 
-def _asks(path: str, sub: Any, required: bool) -> str | None:
+def _asks(path: str, sub: Any, required: bool, signs_in: bool) -> str | None:
     """Why parameter ``path`` asks for hidden context or the user's secrets, or None."""
     name = _words(path.rsplit(".", 1)[-1])
     raw = sub.get("description") if isinstance(sub, Mapping) else None
     raw = raw if isinstance(raw, str) else ""
+    if raw and _ASKS_CONTEXT_IN_WORDS.search(raw):
+        return f"parameter {path!r} asks for the model's hidden context: {quote(prepare(raw), 50)}"
+    if raw and not signs_in and _ASKS_KEPT_SECRET.search(raw):
+        return (
+            f"parameter {path!r} asks for a secret kept by the user or the agent: {quote(prepare(raw), 50)}"
+        )
     if _CONTEXT.search(name) or _CONTEXT.search(_text(sub, "title")):
         described = prepare(raw)
         if (required and not described) or _ASKS_OWN_CONTEXT.search(described):
@@ -97,14 +123,16 @@ def _asks(path: str, sub: Any, required: bool) -> str | None:
         _SECRET_NAME.search(name) or _SECRET_NAME.search(raw)
     ):
         described = prepare(raw)
-        if _ASKS_USERS_SECRET.search(described):
+        if _ASKS_USERS_SECRET.search(described) and not signs_in:
             return f"parameter {path!r} asks for the user's secrets: {quote(described, 50)}"
     return None
 
 
-def check_schema_fields(input_schema: Mapping[str, Any] | None) -> list[Finding]:
+def check_schema_fields(input_schema: Mapping[str, Any] | None, purpose: str = "") -> list[Finding]:
+    """``purpose``: the tool's name and description (a sign-in tool needs the user's password)."""
+    signs_in = _SIGN_IN.search(purpose) is not None
     for path, sub, required in _properties(input_schema or {}, ""):
-        why = _asks(path, sub, required)
+        why = _asks(path, sub, required, signs_in)
         if why:
             return [Finding("hidden-context", "flag", f"{why} in input_schema")]
     return []

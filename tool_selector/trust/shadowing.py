@@ -119,6 +119,9 @@ class ScanContext:
                 self._lower_delta[lower] = self._lower_delta.get(lower, 0) + 1
             for lower in old_lower - new_lower:
                 self._lower_delta[lower] = self._lower_delta.get(lower, 0) - 1
+        self._over_called: dict[str, set[str]] = {}  # lowercased name -> servers ``over`` gives names
+        for called in (s for s, v in self._over.items() if v):
+            self._over_called.setdefault(called.lower(), set()).add(called)
         self._added_words: dict[tuple[str, ...], set[str]] = {}
         for name in self._added:
             self._added_words.setdefault(words_of(name), set()).add(name)
@@ -152,9 +155,9 @@ class ScanContext:
 
     def mentions(self, text: str) -> Iterator[re.Match[str]]:
         """The compound names in ``text`` that some server of the catalog serves."""
-        words = set(_WORD.findall(text))
-        if words.isdisjoint(self._base.servers_of.keys()) and words.isdisjoint(self._added.keys()):
-            return
+        served, added = self._base.servers_of, self._added
+        if not any(w in served or w in added for w in set(_WORD.findall(text))):
+            return  # (a loop over the text's words: isdisjoint with a dict's keys walks all the keys)
         for found in _COMPOUND.finditer(text):
             if self._servers(found.group().strip("`'\"")):
                 yield found
@@ -169,6 +172,13 @@ class ScanContext:
 
     def knows(self, server: str) -> bool:
         return bool(self._names(server))
+
+    def server_called(self, name: str) -> str | None:
+        """A server of the catalog whose name is ``name`` in any case (the first in sorted order), or None."""
+        lower = name.lower()
+        found = {s for s in self._base.servers_lower.get(lower, EMPTY) if self.knows(s)}
+        found |= self._over_called.get(lower, set())
+        return min(found) if found else None
 
     def others(self, server: str, name: str) -> list[str]:
         """The servers other than ``server`` that serve a tool called ``name``."""

@@ -128,7 +128,15 @@ function serverTable(all, params) {
 }
 
 function serverRow(s) {
-  const where = s.configured ? `configured (${s.transport || "?"})` : "catalog only";
+  const imported = s.configured && s.origin === "import";
+  const where = s.configured
+    ? h(
+        "span",
+        {},
+        imported ? `imported (${s.transport || "?"}): waits for the operator` : `configured (${s.transport || "?"})`,
+        imported ? h("code", { class: "launch" }, s.launch) : null,
+      )
+    : "catalog only";
   const row = h(
     "tr",
     { "data-server": s.name },
@@ -145,14 +153,17 @@ function serverRow(s) {
 }
 
 function toggle(s, row) {
-  const verb = s.enabled ? "Disable" : "Enable";
-  return action(verb, "edit", async (event) => {
+  // An imported entry is switched on only by an admin, who allows the launch line shown beside it.
+  const adopt = s.origin === "import";
+  const verb = adopt ? "Allow and enable" : s.enabled ? "Disable" : "Enable";
+  return action(verb, adopt ? "admin" : "edit", async (event) => {
     const button = event.target;
     button.disabled = true;
     try {
+      const body = adopt ? { enabled: true, confirm_launch: s.launch } : { enabled: !s.enabled };
       const now = await api(`/api/v1/config/servers/${encodeURIComponent(s.name)}/enabled`, {
         method: "PUT",
-        body: { enabled: !s.enabled },
+        body,
       });
       flash(`${now.name} is ${now.enabled ? "enabled" : "disabled"}; the next sync ${now.enabled ? "discovers" : "removes"} its tools.`);
       Object.assign(s, now); // the page's list too: a filter redraws it as it is now

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tool_selector.errors import InvalidInputError
+from tool_selector.names import MAX_NAME_CHARS, shown_name
 
 QUERY_TYPES = ("servers", "tools", "check_tool", "profile")
 DEFAULT_LIMIT = 20
@@ -34,9 +35,9 @@ def parse_filters(query_type: str, filters: Mapping[str, Any] | None) -> tuple[s
     kind = query_type.strip().lower().replace("-", "_") if isinstance(query_type, str) else ""
     if kind not in _FILTERS:
         raise InvalidInputError(
-            f"Unknown query_type {query_type!r}. Use one of: {', '.join(QUERY_TYPES)}.",
+            f"Unknown query_type {shown_name(str(query_type))}. Use one of: {', '.join(QUERY_TYPES)}.",
             hint=f"For example {EXAMPLES['tools']}; {EXAMPLES['servers']}.",
-            query_type=query_type,
+            query_type=str(query_type)[:MAX_NAME_CHARS],
         )
     if filters is None:
         filters = {}
@@ -47,9 +48,10 @@ def parse_filters(query_type: str, filters: Mapping[str, Any] | None) -> tuple[s
         )
     allowed = _FILTERS[kind]
     unknown = sorted(str(k) for k in filters if k not in allowed)
-    if unknown:
+    if unknown:  # echoed cut short: a key may be any length
+        more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
         raise InvalidInputError(
-            f"Unknown filter {', '.join(map(repr, unknown))} for query_type {kind!r}. "
+            f"Unknown filter {', '.join(map(shown_name, unknown[:5]))}{more} for query_type {kind!r}. "
             f"Allowed filters: {', '.join(allowed)}.",
             hint=f"Send only those, for example {EXAMPLES[kind]}.",
         )
