@@ -21,14 +21,15 @@ from routes.api_app import ERROR_RESPONSES, install_error_handlers, lifespan_for
 from routes.api_guard import KeyThenBodyLimit
 from routes.ui import mount_console
 from services.api.operations import EnrichmentStats, Health, Operations, ServerStatus
+from services.resolve.steps import StepMatch, step_matches
 from services.shared.auth import Principal
 from services.shared.container import Container
-from services.shared.steps import StepMatch, step_matches
 from services.write import registry
 from tool_selector.catalog import admin
 from tool_selector.catalog.admin import AuditRecord, JobRecord
 from tool_selector.catalog.batch import parse_batch_body
-from tool_selector.models import (
+from tool_selector.config.settings import Settings
+from tool_selector.core.models import (
     CreationMethod,
     Decision,
     MatchType,
@@ -39,8 +40,7 @@ from tool_selector.models import (
     ToolRecord,
     ToolSpec,
 )
-from tool_selector.names import RULE
-from tool_selector.settings import Settings
+from tool_selector.core.names import RULE
 from tool_selector.trust.limits import CappedDescription, CappedMetadata, CappedSchema, refuse_oversize
 from tool_selector.trust.shown import model_for_agent
 

@@ -36,8 +36,8 @@ from starlette.types import Scope as AsgiScope
 
 from routes.api_app import PRINCIPAL, error_body, error_response
 from services.shared.auth import authenticate
-from tool_selector.errors import ToolSelectorError
-from tool_selector.files import describe_size
+from tool_selector.core.errors import ToolSelectorError
+from tool_selector.core.files import describe_size
 
 API_PREFIX = "/api/v1"
 

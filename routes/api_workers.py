@@ -11,8 +11,8 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from routes.api import build_app
-from tool_selector.logging_setup import configure_logging
-from tool_selector.settings import load_settings
+from tool_selector.config.settings import load_settings
+from tool_selector.core.logs import configure_logging
 
 
 def worker_app() -> FastAPI:

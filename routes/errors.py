@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from tool_selector import errors as e
+from tool_selector.core import errors as e
 
 
 class ErrorMapping(NamedTuple):

@@ -40,8 +40,8 @@ from services.gateway.hints import GATEWAY_HINTS
 from services.gateway.service import Caller, GatewayService, render_answer
 from services.gateway.tools import INSTRUCTIONS, gateway_tools, proxied_listing
 from services.shared.container import Container
-from tool_selector.errors import ToolSelectorError
-from tool_selector.settings import Settings
+from tool_selector.config.settings import Settings
+from tool_selector.core.errors import ToolSelectorError
 from tool_selector.trust.shown import for_agent
 from tool_selector.trust.text import strip_invisible
 

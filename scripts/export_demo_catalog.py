@@ -4,7 +4,7 @@
                                           [--out eval/datasets/gateway-demo]
 
 Uses the project's own discovery (``services.write.discovery.discover_servers``, the code the sync runs),
-with the settings built as at any entry point (``tool_selector.settings.load_settings``) and the
+with the settings built as at any entry point (``tool_selector.config.settings.load_settings``) and the
 servers file pointed at the demo configuration. It writes:
 
 - ``servers.json``: ``[{"name", "description", "keywords"?}]``. ``description`` is what discovery
@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from services.write.discovery import DiscoveredServer, discover_servers
-from tool_selector.servers_config import load_servers
-from tool_selector.settings import load_settings
+from tool_selector.config.servers import load_servers
+from tool_selector.config.settings import load_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_SERVERS = ROOT / "examples" / "demo-servers.json"

@@ -7,7 +7,7 @@ The CLI reference walks the typer app (``routes.cli.app``) as click commands, re
 command, argument and option with its type, default and help, and the exit codes of the one error table
 (``routes.errors.ERROR_TABLE``).
 
-The settings reference walks the pydantic-settings model (``tool_selector.settings.Settings``), nested
+The settings reference walks the pydantic-settings model (``tool_selector.config.settings.Settings``), nested
 models recursively. Environment names come from the model's own config, not from a list kept here: the
 names pydantic-settings derives (``env_prefix``, ``env_nested_delimiter``, validation aliases,
 ``env_prefix_target``), plus names the settings module reads some other way (a custom source: flat names
@@ -460,7 +460,7 @@ def _literal_names(module: types.ModuleType, prefix: str) -> set[str]:
 
 
 def project_settings() -> tuple[type[BaseModel], types.ModuleType]:
-    from tool_selector import settings as module
+    from tool_selector.config import settings as module
 
     return module.Settings, module
 

@@ -56,9 +56,9 @@ import numpy as np
 
 from services.shared.scanning import read_jsonl_tools, scan_path
 from tool_selector.catalog.files import read_catalog_dir
-from tool_selector.embedding import MiniLMEmbedder
-from tool_selector.files import DEFAULT_MAX_FILE_BYTES
-from tool_selector.models import ToolSpec
+from tool_selector.core.files import DEFAULT_MAX_FILE_BYTES
+from tool_selector.core.models import ToolSpec
+from tool_selector.embedding.embedders import MiniLMEmbedder
 from tool_selector.trust.batch import Definition
 from tool_selector.trust.findings import prepare
 

@@ -15,7 +15,7 @@ from typing import Annotated, Protocol
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from tool_selector.models import EnricherName, ServerProfile, ServerSpec, ToolSpec
+from tool_selector.core.models import EnricherName, ServerProfile, ServerSpec, ToolSpec
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 

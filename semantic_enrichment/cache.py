@@ -19,7 +19,7 @@ from typing import TypeVar
 import diskcache  # type: ignore[import-untyped]
 from pydantic import BaseModel, ValidationError
 
-from tool_selector.hashing import sha256_of
+from tool_selector.core.hashing import sha256_of
 
 logger = logging.getLogger(__name__)
 

@@ -27,8 +27,8 @@ from semantic_enrichment.prompts import (
     build_profile_prompt,
 )
 from semantic_enrichment.vetting import poisoned
-from tool_selector.errors import LLMError
-from tool_selector.models import EnricherName, ServerProfile, ServerSpec, ToolSpec
+from tool_selector.core.errors import LLMError
+from tool_selector.core.models import EnricherName, ServerProfile, ServerSpec, ToolSpec
 
 logger = logging.getLogger(__name__)
 

@@ -39,8 +39,8 @@ from tenacity import (
     wait_random,
 )
 
-from tool_selector.errors import ConfigurationError, LLMError
-from tool_selector.settings import ClaudeSettings
+from tool_selector.config.settings import ClaudeSettings
+from tool_selector.core.errors import ConfigurationError, LLMError
 
 logger = logging.getLogger(__name__)
 

@@ -19,9 +19,9 @@ from pydantic import BaseModel, Field, ValidationError
 from semantic_enrichment.base import Enricher, EnrichmentDraft
 from semantic_enrichment.cache import EnrichmentCache, cache_key
 from semantic_enrichment.words import singular
-from tool_selector.errors import LLMError
-from tool_selector.hashing import sha256_of
-from tool_selector.models import ServerProfile, ServerSpec, ToolEnrichment, ToolSpec
+from tool_selector.core.errors import LLMError
+from tool_selector.core.hashing import sha256_of
+from tool_selector.core.models import ServerProfile, ServerSpec, ToolEnrichment, ToolSpec
 from tool_selector.search.text import split_identifiers
 
 logger = logging.getLogger(__name__)

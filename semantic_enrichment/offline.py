@@ -27,8 +27,8 @@ from semantic_enrichment.base import EnrichmentDraft, ProfileDraft
 from semantic_enrichment.enrichment import GENERIC_NAME_WORDS
 from semantic_enrichment.lexicon import BOILERPLATE, NOUN_SYNONYMS, VERB_SYNONYMS, canonical_verb
 from semantic_enrichment.words import singular
-from tool_selector.indexing import server_tags
-from tool_selector.models import EnricherName, ServerProfile, ServerSpec, ToolSpec
+from tool_selector.core.models import EnricherName, ServerProfile, ServerSpec, ToolSpec
+from tool_selector.index.build import server_tags
 from tool_selector.search.text import STOPWORDS, split_identifiers
 
 MODEL = "offline-v1"

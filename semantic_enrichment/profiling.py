@@ -16,9 +16,9 @@ from pydantic import BaseModel
 
 from semantic_enrichment.base import ProfileDraft, Profiler
 from semantic_enrichment.cache import EnrichmentCache, cache_key
-from tool_selector import hashing
-from tool_selector.errors import LLMError
-from tool_selector.models import ServerProfile, ServerSpec, ToolSpec
+from tool_selector.core import hashing
+from tool_selector.core.errors import LLMError
+from tool_selector.core.models import ServerProfile, ServerSpec, ToolSpec
 
 logger = logging.getLogger(__name__)
 

@@ -22,7 +22,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from semantic_enrichment.base import EnrichmentDraft
-from tool_selector.models import ServerProfile, ServerSpec, ToolSpec
+from tool_selector.core.models import ServerProfile, ServerSpec, ToolSpec
 
 PROFILE_PROMPT_VERSION = "claude-profile-v1"
 ENRICH_PROMPT_VERSION = "claude-enrich-v1"

@@ -41,9 +41,9 @@ if TYPE_CHECKING:
     from services.shared.container import Container
     from tests.support.api_helpers import RunningApi
     from tests.support.upstreams import ServerScript
-    from tool_selector.embedding import MiniLMEmbedder
-    from tool_selector.servers_config import ServerConfig
-    from tool_selector.settings import Settings
+    from tool_selector.config.servers import ServerConfig
+    from tool_selector.config.settings import Settings
+    from tool_selector.embedding.embedders import MiniLMEmbedder
 
 pytest_plugins = [
     "pytester",  # tests/test_slow_marking.py runs small sessions of its own
@@ -81,7 +81,7 @@ _fast_test_running = False  # set around each test (its fixtures included) by py
 
 def _guard_real_model() -> None:
     """Wraps MiniLMEmbedder.__init__ once per run so that it refuses while a fast test runs."""
-    from tool_selector.embedding import MiniLMEmbedder
+    from tool_selector.embedding.embedders import MiniLMEmbedder
 
     real_init = MiniLMEmbedder.__init__
     if getattr(real_init, "refuses_in_fast_tests", False):
@@ -180,7 +180,7 @@ def _restore_root_logging() -> Iterator[None]:
 @pytest.fixture(scope="session")
 def embedder(session_cache_dir: Path) -> MiniLMEmbedder:
     """The real all-MiniLM-L6-v2 on ONNX Runtime, loaded once for the whole run."""
-    from tool_selector.embedding import MiniLMEmbedder
+    from tool_selector.embedding.embedders import MiniLMEmbedder
 
     return MiniLMEmbedder(session_cache_dir, engine="onnx", threads=2)
 
@@ -205,7 +205,7 @@ def server_script() -> ServerScript:
 def demo_servers() -> dict[str, ServerConfig]:
     """The seven servers of examples/demo-servers.json (installed by scripts/setup.sh); skips when one
     is not installed."""
-    from tool_selector.servers_config import load_servers
+    from tool_selector.config.servers import load_servers
 
     configs = dict(load_servers(EXAMPLES / "demo-servers.json").mcpServers)
     missing = [str(c.command) for c in configs.values() if c.command and not os.access(c.command, os.X_OK)]
@@ -219,7 +219,7 @@ def demo_servers() -> dict[str, ServerConfig]:
 
 @pytest.fixture
 def settings(tmp_path: Path, session_cache_dir: Path) -> Settings:
-    from tool_selector.settings import Settings
+    from tool_selector.config.settings import Settings
 
     return Settings(data_dir=tmp_path / "data", cache_dir=session_cache_dir)
 
@@ -232,7 +232,7 @@ def demo_container(
     from services.shared.container import Container
     from services.shared.indexing import build_index
     from services.write.catalog import import_catalog_dir
-    from tool_selector.settings import Settings
+    from tool_selector.config.settings import Settings
 
     settings = Settings(data_dir=tmp_path_factory.mktemp("demo-data"), cache_dir=session_cache_dir)
     container = Container(settings, embedder=embedder)
@@ -250,7 +250,7 @@ def api_template(
 ) -> Path:
     """A data folder with the gateway-demo catalog imported and indexed, copied by each API test."""
     from tests.support.api_helpers import make_template
-    from tool_selector.settings import Settings
+    from tool_selector.config.settings import Settings
 
     settings = Settings(data_dir=tmp_path_factory.mktemp("unused"), cache_dir=session_cache_dir)
     return make_template(tmp_path_factory.mktemp("api-template"), settings, embedder)
@@ -262,7 +262,7 @@ def api(
 ) -> Iterator[RunningApi]:
     """The REST API on a real uvicorn server on loopback, over this test's own copy of the catalog."""
     from tests.support.api_helpers import running_api
-    from tool_selector.settings import Settings
+    from tool_selector.config.settings import Settings
 
     settings = Settings(data_dir=tmp_path / "unused", cache_dir=session_cache_dir)
     with running_api(api_template, tmp_path / "api", settings, embedder) as running:
@@ -276,7 +276,7 @@ def api_trusting(
     """``api`` with trust on first use for registrations and imports (``trust.registered`` and
     ``trust.imported`` = tofu): for tests of registration mechanics that approval would only lengthen."""
     from tests.support.api_helpers import running_api
-    from tool_selector.settings import Settings, TrustSettings
+    from tool_selector.config.settings import Settings, TrustSettings
 
     settings = Settings(
         data_dir=tmp_path / "unused",

@@ -69,7 +69,7 @@ def test_only_refresh_index_indexes_and_marks_the_index_current() -> None:
         for p in modules()
         if re.search(r"\bindex_catalog\(|set_meta\(\s*container\.index_key", p.read_text("utf-8"))
     }
-    assert callers == {"services/shared/indexing.py", "tool_selector/indexing.py"}
+    assert callers == {"services/shared/indexing.py", "tool_selector/index/build.py"}
 
 
 def test_only_the_container_builds_backends_embedders_and_claude_clients() -> None:

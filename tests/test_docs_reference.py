@@ -64,7 +64,7 @@ def _leaves(model: type[BaseModel], prefix: str = "") -> list[str]:
 
 
 def test_the_settings_reference_has_a_row_for_every_setting_nested_ones_included() -> None:
-    from tool_selector.settings import Settings
+    from tool_selector.config.settings import Settings
 
     text = rendered()[Path("docs/reference/settings.md")]
     missing = [name for name in _leaves(Settings) if f"| `{name}` |" not in text]

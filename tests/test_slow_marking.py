@@ -118,8 +118,8 @@ def test_a_fast_test_that_builds_the_real_model_fails_naming_the_fixture_to_requ
         """
 import pytest
 
-from tool_selector.embedding import MiniLMEmbedder
-from tool_selector.errors import EmbedderError
+from tool_selector.embedding.embedders import MiniLMEmbedder
+from tool_selector.core.errors import EmbedderError
 
 # an engine that does not exist: the real constructor refuses it at once, without loading anything
 

@@ -73,7 +73,7 @@ def bench_api_command(
     """Start `tool-selector api` on a fresh copy of a catalog and load POST /api/v1/resolve; prints
     requests/s, p50/p95/p99 latency, errors, the server's peak memory (summed over its workers) and
     each worker's CPU seconds under load."""
-    from eval.bench_api import bench_api
+    from eval.bench.api import bench_api
 
     with mapped_errors():
         echo_json(

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from routes.errors import mapping_for
-from tool_selector.errors import ToolSelectorError
-from tool_selector.logging_setup import configure_logging
-from tool_selector.settings import Settings, load_settings
+from tool_selector.config.settings import Settings, load_settings
+from tool_selector.core.errors import ToolSelectorError
+from tool_selector.core.logs import configure_logging
 
 PARTIAL_EXIT = 20  # the work was done in part: the JSON printed says what failed
 

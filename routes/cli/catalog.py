@@ -20,7 +20,7 @@ from routes.cli.base import (
 )
 from services.write.registry import MatchingMode, MatchScope
 from tool_selector.catalog.batch import BatchFormat
-from tool_selector.settings import Settings
+from tool_selector.config.settings import Settings
 
 
 @catalog_app.command("import")

@@ -34,8 +34,8 @@ def ui_screenshots_command(
     sync, a held tool, an eval report), starts `tool-selector api` on a free loopback port and drives
     the system's Chromium through Playwright (Debian's chromium package; the dev extra installs
     Playwright). Exits 1 when a page showed an error or logged one to the console."""
-    from eval.console_demo import DEMO_CATALOG
-    from eval.ui_screenshots import ui_screenshots
+    from eval.console.demo import DEMO_CATALOG
+    from eval.console.screenshots import ui_screenshots
 
     with mapped_errors():
         shots = ui_screenshots(

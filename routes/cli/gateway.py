@@ -26,8 +26,8 @@ def serve(
     may only resolve and query). A session works only with the key that opened it and is closed when
     that key is revoked. Logs go to stderr. Every upstream server is stopped on exit."""
     from routes.gateway import serve_http, serve_stdio
+    from services.resolve.resolving import ResolveService
     from services.shared.container import Container
-    from services.shared.resolving import ResolveService
 
     with mapped_errors():
         settings = cli_settings()
@@ -82,8 +82,8 @@ def tokens(
 ) -> None:
     """Tokens an agent sees through the gateway against loading every tool of every server, per query."""
     from services.gateway.tokens import account_tokens, read_queries
+    from services.resolve.resolving import ResolveService
     from services.shared.container import Container
-    from services.shared.resolving import ResolveService
 
     with mapped_errors():
         settings = cli_settings()
@@ -119,7 +119,7 @@ def bench_gateway_command(
     rounds: Annotated[int, typer.Option(help="How many activations to time")] = 7,
 ) -> None:
     """Time the gateway over stdio: resolve_intent round trips, activation overhead, tokens saved."""
-    from eval.bench_gateway import bench_gateway
+    from eval.bench.gateway import bench_gateway
     from services.gateway.tokens import read_queries
 
     with mapped_errors():

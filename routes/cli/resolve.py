@@ -9,8 +9,8 @@ from typing import Annotated
 import typer
 
 from routes.cli.base import EnricherChoice, app, cli_settings, echo_json, mapped_errors, progress
-from tool_selector.errors import InvalidInputError
-from tool_selector.models import SearchMode
+from tool_selector.core.errors import InvalidInputError
+from tool_selector.core.models import SearchMode
 
 DATASETS_HELP = (
     "Dataset folders (servers.json, tools.json, queries.jsonl) or small-catalog roots (a folder of "
@@ -25,9 +25,9 @@ def resolve(
     explain: Annotated[bool, typer.Option(help="Also print the ranked candidates and the evidence")] = False,
 ) -> None:
     """Resolve a query and print the tiered decision as JSON."""
+    from services.resolve.resolving import ResolveService
+    from services.resolve.steps import step_matches
     from services.shared.container import Container
-    from services.shared.resolving import ResolveService
-    from services.shared.steps import step_matches
 
     with mapped_errors(), Container(cli_settings()) as container:
         resolution, decision = ResolveService(container).resolve_and_route(query, mode=mode)
@@ -59,8 +59,8 @@ def eval_command(
     together, per dataset and per catalog size.
 
     Each catalog is enriched as the nightly sync would; its queries never are."""
-    from eval.harness import run_eval
-    from eval.report import format_console
+    from eval.quality.harness import run_eval
+    from eval.quality.report import format_console
 
     with mapped_errors():
         result, _ = run_eval(
@@ -88,8 +88,8 @@ def calibrate(
 ) -> None:
     """Fit the confidence (P(top power right), P(a right power in the top three)) on labelled queries
     of many catalogs, some of them unanswerable; report cross-validated and hold-out figures."""
-    from eval.calibrate import calibrate as fit_calibration
-    from eval.calibrate_file import write_calibration
+    from eval.fitting.calibrate import calibrate as fit_calibration
+    from eval.fitting.calibrate_file import write_calibration
     from services.shared.container import enricher_kind
 
     def labelled_progress(label: str, done: int, total: int) -> None:
@@ -141,7 +141,7 @@ def train_ranker_command(
 ) -> None:
     """Fit the learned ranker (LightGBM lambdarank over the fused search's first candidates) on labelled
     queries; print the held-back folds' tool recall beside the fused order's, and write the model."""
-    from eval.train_ranker import train_ranker
+    from eval.fitting.train_ranker import train_ranker
 
     def labelled_progress(label: str, done: int, total: int) -> None:
         show = progress(label)
@@ -178,7 +178,7 @@ def bench(
     build: Annotated[bool, typer.Option(help="Also time an index build from scratch")] = True,
 ) -> None:
     """Print resolve latency (warm, in-process), index build time and peak memory."""
-    from eval.bench import bench as run_bench
+    from eval.bench.resolve import bench as run_bench
 
     with mapped_errors():
         echo_json(run_bench(cli_settings(), dataset, queries=queries, build=build))
@@ -191,7 +191,7 @@ def bench_sync_command(
     enricher: Annotated[EnricherChoice, typer.Option(help="offline, claude or none")] = "offline",
 ) -> None:
     """Print the time of a first and a no-change `tool-selector sync` in a fresh data folder."""
-    from eval.bench_sync import bench_sync
+    from eval.bench.sync import bench_sync
 
     with mapped_errors():
         if (servers is None) == (catalog is None):

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from routes.cli.base import app, cli_settings, mapped_errors
-from tool_selector.errors import InvalidInputError
+from tool_selector.core.errors import InvalidInputError
 
 _SIZES_HINT = "Give tool counts separated by commas, for example --sizes 2000,10000,30000,100000."
 
@@ -62,8 +62,8 @@ def bench_scale_command(
     one JSON line per size as it finishes (index build time from scratch, tools/s, peak RSS, disk size,
     resolve p50/p95/p99 warm, msc L1-4 tool R@5 and server R@3, the cost of one tool registration),
     then a table; writes scale.json and scale.png."""
-    from eval.bench_scale import bench_scale
-    from eval.scale_report import format_table
+    from eval.bench.scale import bench_scale
+    from eval.bench.scale_report import format_table
 
     with mapped_errors():
         rows = bench_scale(

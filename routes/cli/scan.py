@@ -77,14 +77,14 @@ def bench_scan_command(
     shared benchmarks next to the repository (../shared/benchmarks: poison/, msc_bench_dev/,
     livemcpbench/). With --classifier, the learned-classifier experiment too (loads the embedding
     model; a minute or so)."""
-    from eval.bench_scan import bench_scan
+    from eval.bench.scan import bench_scan
 
     folders = catalog or [_SHARED / "msc_bench_dev", _SHARED / "livemcpbench"]
     with mapped_errors():
         settings = cli_settings()
         figures = bench_scan(corpus, folders, limit_bytes=settings.max_file_bytes)
         if classifier:
-            from eval.scan_classifier import classifier_experiment
+            from eval.bench.scan_classifier import classifier_experiment
 
             figures["classifier"] = classifier_experiment(
                 settings, corpus, folders, limit_bytes=settings.max_file_bytes

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from routes.cli.base import cli_settings, echo_json, mapped_errors, servers_app
-from tool_selector.errors import InvalidInputError
+from tool_selector.core.errors import InvalidInputError
 
 NAME_HELP = "The configured server's name"
 
@@ -59,7 +59,7 @@ def servers_add(
     from services.shared.auth import cli_principal
     from services.shared.container import Container
     from services.write.servers import add_server
-    from tool_selector.servers_config import ServerConfig
+    from tool_selector.config.servers import ServerConfig
 
     with mapped_errors(), Container(cli_settings()) as container:
         cmd = list(command or [])

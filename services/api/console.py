@@ -24,8 +24,8 @@ from services.write.servers import set_enabled
 from services.write.sync import last_sync
 from tool_selector.catalog.admin import SCOPES, Scope
 from tool_selector.catalog.browse import ApprovalState, EnrichmentState, browse_servers
-from tool_selector.models import ServerProfile, ToolEnrichment, ToolRecord
-from tool_selector.servers_config import ServerConfig, get_server_config, load_servers
+from tool_selector.config.servers import ServerConfig, get_server_config, load_servers
+from tool_selector.core.models import ServerProfile, ToolEnrichment, ToolRecord
 
 ServerState = Literal["ok", "stale", "failed", "disabled", "pending", "catalog"]
 

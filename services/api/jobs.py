@@ -24,15 +24,15 @@ from services.shared.auth import Principal
 from services.shared.container import Container
 from tool_selector.catalog import admin
 from tool_selector.catalog.admin import JobProgress, JobRecord
-from tool_selector.errors import NotFoundError, ToolSelectorError
-from tool_selector.processes import current_process
+from tool_selector.core.errors import NotFoundError, ToolSelectorError
+from tool_selector.core.processes import current_process
 
 logger = logging.getLogger(__name__)
 PROGRESS_STORED_EVERY_S = 0.5
 
 
 def error_json(exc: BaseException) -> dict[str, object]:
-    """An error as a job stores it; ``type`` names the class in tool_selector/errors.py."""
+    """An error as a job stores it; ``type`` names the class in tool_selector/core/errors.py."""
     if isinstance(exc, ToolSelectorError):
         return {"type": type(exc).__name__, "message": exc.message, "hint": exc.hint, "details": exc.details}
     return {"type": "InternalError", "message": f"{type(exc).__name__}: {exc}", "hint": "Tell the operator."}

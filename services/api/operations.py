@@ -1,7 +1,7 @@
 """The use cases behind the REST API, for one long-running process among any number on a data folder.
 
 Reads (resolve, search, status) run concurrently and take no lock. Writes (registration, import, sync,
-re-profile) hold the data folder's writer lock (tool_selector/writelock.py), shared with the other
+re-profile) hold the data folder's writer lock (tool_selector/catalog/writelock.py), shared with the other
 API processes, the CLI and the sync, so two of them never interleave; a write waits for it up to
 ``api.write_wait_s`` (unset: ``write_lock_timeout_s``) and then fails with LockedError (409) naming
 the holder: its pid, command, what it does and since when.
@@ -19,15 +19,15 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, Field
 
 from services.api.jobs import JobRunner
+from services.resolve.live import LiveResolver
 from services.shared.auth import Principal, check_still_valid
 from services.shared.container import Container
 from services.shared.indexing import index_is_current
-from services.shared.live import LiveResolver
 from services.write import importing, registry
 from services.write.sync import SyncSummary, last_sync, run_sync
 from tool_selector.catalog.admin import JobRecord
 from tool_selector.catalog.batch import ImportBatch
-from tool_selector.models import (
+from tool_selector.core.models import (
     Decision,
     DiscoveryStatus,
     Resolution,

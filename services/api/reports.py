@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from tool_selector.errors import NotFoundError
+from tool_selector.core.errors import NotFoundError
 
 MAX_REPORT_BYTES = 5 * 2**20  # a report file larger than this is listed but not read
 SUMMARY_FIGURES = (

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from tool_selector.errors import ForbiddenError
+from tool_selector.core.errors import ForbiddenError
 
 CALL = "call"
 _WHO = (

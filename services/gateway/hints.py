@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from tool_selector.models import GatewaySessionStats, HintCounts
+from tool_selector.core.models import GatewaySessionStats, HintCounts
 
 logger = logging.getLogger(__name__)
 

@@ -37,9 +37,9 @@ from services.shared.upstream import (
     stderr_tail,
     upstream_error,
 )
-from tool_selector.errors import NotFoundError, ToolSelectorError, UpstreamError
-from tool_selector.servers_config import ServerConfig
-from tool_selector.settings import GatewaySettings
+from tool_selector.config.servers import ServerConfig
+from tool_selector.config.settings import GatewaySettings
+from tool_selector.core.errors import NotFoundError, ToolSelectorError, UpstreamError
 
 logger = logging.getLogger(__name__)
 

@@ -30,14 +30,14 @@ from services.gateway.catalog_query.view import CatalogView
 from services.gateway.hints import HintTracker, Suggestion
 from services.gateway.powers import Activation, ChangeReason, Power, PowerManager
 from services.gateway.runnable import catalog_only, mark_runnable, not_runnable_note
+from services.resolve.live import LiveResolver
+from services.resolve.steps import StepMatch, best_powers, step_matches
 from services.shared.container import Container
-from services.shared.live import LiveResolver
-from services.shared.steps import StepMatch, best_powers, step_matches
 from services.write.quarantine import refresh_after_hold, refuse_held, vet_live_tools
-from tool_selector.errors import InvalidInputError, NotFoundError
-from tool_selector.models import Decision, GatewaySessionStats, ToolSummary
-from tool_selector.names import MAX_NAME_CHARS, shown_name
-from tool_selector.servers_config import ServerConfig, load_servers
+from tool_selector.config.servers import ServerConfig, load_servers
+from tool_selector.core.errors import InvalidInputError, NotFoundError
+from tool_selector.core.models import Decision, GatewaySessionStats, ToolSummary
+from tool_selector.core.names import MAX_NAME_CHARS, shown_name
 from tool_selector.trust.limits import cut
 from tool_selector.trust.shown import server_instructions
 
@@ -348,7 +348,7 @@ def render_answer(answer: dict[str, Any]) -> str:
 
 
 def decision_json(decision: Decision, steps: Sequence[StepMatch] = ()) -> dict[str, Any]:
-    """A decision as resolve_intent answers it; ``steps`` (services/shared/steps.py) become its
+    """A decision as resolve_intent answers it; ``steps`` (services/resolve/steps.py) become its
     ``parts``, present only for a multi-step request."""
     answer = decision.model_dump(mode="json", exclude_none=True)
     if steps:

@@ -7,7 +7,7 @@
                        multi-step request those of each step's best power (the answer asks the agent
                        to activate them)
 
-Counted with the Claude tokenizer of ``tool_selector/tokens.py``. The answer is rendered exactly as
+Counted with the Claude tokenizer of ``tool_selector/core/tokens.py``. The answer is rendered exactly as
 the gateway renders it (``services/gateway/service.decision_json``) from the catalog's tools, without
 starting any server.
 """
@@ -23,12 +23,12 @@ from pydantic import BaseModel
 
 from services.gateway.service import decision_json, namespaced, render_answer
 from services.gateway.tools import gateway_tools
-from services.shared.resolving import ResolveService
-from services.shared.steps import best_powers, step_matches
-from tool_selector.errors import CatalogFileError
-from tool_selector.files import DEFAULT_MAX_FILE_BYTES, read_text_limited
-from tool_selector.routing import PowerInfo
-from tool_selector.tokens import TOKENIZER_NAME, count_tokens
+from services.resolve.resolving import ResolveService
+from services.resolve.steps import best_powers, step_matches
+from tool_selector.core.errors import CatalogFileError
+from tool_selector.core.files import DEFAULT_MAX_FILE_BYTES, read_text_limited
+from tool_selector.core.tokens import TOKENIZER_NAME, count_tokens
+from tool_selector.route.tiers import PowerInfo
 
 
 class TokenLine(BaseModel):

@@ -26,7 +26,7 @@ from pydantic import BaseModel
 from services.shared.container import Container
 from tool_selector.catalog import admin
 from tool_selector.catalog.admin import ROLE_SCOPES, SCOPES, ApiKeyRecord, Role, Scope
-from tool_selector.errors import AuthError, ForbiddenError, InvalidInputError
+from tool_selector.core.errors import AuthError, ForbiddenError, InvalidInputError
 
 logger = logging.getLogger(__name__)
 

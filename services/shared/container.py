@@ -17,19 +17,19 @@ from pathlib import Path
 from types import TracebackType
 
 from semantic_enrichment.base import Enrichers
-from tool_selector.batching import QueryBatcher
 from tool_selector.catalog.store import CatalogStore
+from tool_selector.catalog.writelock import WRITE_LOCK_FILE, WriteLock, write_lock_for
 from tool_selector.catalog.writer import CatalogWriter
-from tool_selector.confidence import Calibration, load_calibration
-from tool_selector.embedding import Embedder, LazyEmbedder, MiniLMEmbedder, model_id_for
-from tool_selector.errors import ConfigurationError
-from tool_selector.indexing import INDEX_LAYOUT
-from tool_selector.rerank.model import RankerModel, load_ranker
-from tool_selector.resolve import Resolver
+from tool_selector.config.settings import Settings
+from tool_selector.core.errors import ConfigurationError
+from tool_selector.embedding.batching import QueryBatcher
+from tool_selector.embedding.embedders import Embedder, LazyEmbedder, MiniLMEmbedder, model_id_for
+from tool_selector.index.build import INDEX_LAYOUT
+from tool_selector.resolve.rerank.model import RankerModel, load_ranker
+from tool_selector.resolve.resolver import Resolver
+from tool_selector.route.confidence import Calibration, load_calibration
 from tool_selector.search.backend import SearchBackend
-from tool_selector.search.embedded import EmbeddedBackend
-from tool_selector.settings import Settings
-from tool_selector.writelock import WRITE_LOCK_FILE, WriteLock, write_lock_for
+from tool_selector.search.embedded.backend import EmbeddedBackend
 
 logger = logging.getLogger(__name__)
 
@@ -110,7 +110,8 @@ class Container:
         return CatalogWriter(self.store)
 
     def writing(self, what: str, *, wait_s: float | None = None) -> AbstractContextManager[None]:
-        """Hold the data folder's writer lock (tool_selector/writelock.py) around a change of the catalog
+        """Hold the data folder's writer lock (tool_selector/catalog/writelock.py) around a change of the
+        catalog
         and the index; waits up to ``wait_s`` (default: ``write_lock_timeout_s``), then LockedError."""
         wait = self.settings.write_lock_timeout_s if wait_s is None else wait_s
         return self.write_lock.held(what, wait_s=wait)
@@ -144,7 +145,7 @@ class Container:
                 dim=self.embedder.dim,
                 ann_min=s.ann_min_documents,
             )
-        from tool_selector.search.weaviate_backend import WeaviateBackend  # weaviate loads only when used
+        from tool_selector.search.weaviate.backend import WeaviateBackend  # weaviate loads only when used
 
         return WeaviateBackend(
             s.weaviate,

@@ -5,7 +5,7 @@ The mark is the number of the last catalog change the index was brought in line 
 change log, filled by triggers: tool_selector/catalog/schema.py), kept in the catalog store under the
 container's ``index_key`` + ``#seq`` (one per backend and Weaviate collection). The index is current
 when no change came after its mark; a refresh redoes only the servers changed after it, so a write
-costs what it changed. A running process notices a new mark (services/shared/live.py). A data folder
+costs what it changed. A running process notices a new mark (services/resolve/live.py). A data folder
 from before the change log carries the catalog hash it was built from instead (``index_key``), read
 until the next refresh writes a number.
 
@@ -27,10 +27,10 @@ from typing import Protocol, Self, runtime_checkable
 
 from services.shared.container import Container
 from services.shared.writing import writes
-from tool_selector.errors import IndexDamagedError, IndexMissingError
-from tool_selector.indexed import indexed_ids
-from tool_selector.indexing import IndexSummary, build_documents, build_server_documents, index_catalog
-from tool_selector.indexing_rows import RowWriter, build_rows
+from tool_selector.core.errors import IndexDamagedError, IndexMissingError
+from tool_selector.index.build import IndexSummary, build_documents, build_server_documents, index_catalog
+from tool_selector.index.bulk import RowWriter, build_rows
+from tool_selector.index.written import indexed_ids
 
 logger = logging.getLogger(__name__)
 
@@ -219,7 +219,7 @@ def build_index(
 
 
 def _first_build(container: Container, progress: Callable[[int, int], None] | None) -> IndexSummary | None:
-    """Fill an empty index in bulk (tool_selector/indexing_rows.py: the documents, vectors and files a
+    """Fill an empty index in bulk (tool_selector/index/bulk.py: the documents, vectors and files a
     refresh makes, without a list of floats per document) and mark it current as ``refresh_index``
     does; None, with nothing written, when the backend does not take rows, holds documents or is damaged
     (``refresh_index`` then does the work)."""

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from tool_selector.servers_config import ServerConfig
-from tool_selector.settings import Settings
+from tool_selector.config.servers import ServerConfig
+from tool_selector.config.settings import Settings
 from tool_selector.trust.models import TrustMode, TrustPolicy
 
 Origin = Literal["registered", "imported"]

@@ -38,8 +38,8 @@ from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS, get_default_environment
 from mcp.client.streamable_http import streamable_http_client
 
 from services.shared import lifeline
-from tool_selector.errors import ForbiddenError, UpstreamError
-from tool_selector.servers_config import ServerConfig
+from tool_selector.config.servers import ServerConfig
+from tool_selector.core.errors import ForbiddenError, UpstreamError
 
 if TYPE_CHECKING:
     from mcp.client._transport import TransportStreams

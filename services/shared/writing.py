@@ -2,7 +2,7 @@
 
 Every write use case (services/write, the index refresh) carries it, whichever adapter calls it: the
 REST API and its jobs, the CLI, the sync, the gateway. The lock is re-entrant, so a use case calling
-another takes it once, and the outermost one names the holder (tool_selector/writelock.py).
+another takes it once, and the outermost one names the holder (tool_selector/catalog/writelock.py).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from services.shared.writing import writes
 from services.write.registry import operator_owned, taken_server_names
 from tool_selector.catalog.files import read_catalog_dir
 from tool_selector.catalog.rows import ImportSummary
-from tool_selector.models import CreationMethod
+from tool_selector.core.models import CreationMethod
 from tool_selector.trust.limits import refuse_oversize
 
 logger = logging.getLogger(__name__)

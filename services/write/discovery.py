@@ -28,9 +28,9 @@ from services.shared.upstream import (
     stderr_tail,
     upstream_error,
 )
-from tool_selector.errors import ToolSelectorError, UpstreamError
-from tool_selector.models import ServerSpec, ToolSpec
-from tool_selector.servers_config import ServerConfig
+from tool_selector.config.servers import ServerConfig
+from tool_selector.core.errors import ToolSelectorError, UpstreamError
+from tool_selector.core.models import ServerSpec, ToolSpec
 
 logger = logging.getLogger(__name__)
 

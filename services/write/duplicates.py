@@ -14,9 +14,9 @@ import numpy as np
 from pydantic import BaseModel
 
 from services.shared.container import Container
-from tool_selector.errors import NotFoundError
-from tool_selector.hashing import sha256_of
-from tool_selector.models import ToolRecord, ToolSpec
+from tool_selector.core.errors import NotFoundError
+from tool_selector.core.hashing import sha256_of
+from tool_selector.core.models import ToolRecord, ToolSpec
 from tool_selector.search.text import split_identifiers
 
 logger = logging.getLogger(__name__)

@@ -26,8 +26,8 @@ from semantic_enrichment.enrichment import EnrichOutcome, enrich_server_tools, e
 from semantic_enrichment.profiling import ProfileOutcome, compute_profile_hash, needs_profile, profile_server
 from services.shared.container import Container
 from services.shared.writing import writes
-from tool_selector.errors import NotFoundError
-from tool_selector.models import ServerProfile, ServerRecord, ToolEnrichment, ToolRecord
+from tool_selector.core.errors import NotFoundError
+from tool_selector.core.models import ServerProfile, ServerRecord, ToolEnrichment, ToolRecord
 
 logger = logging.getLogger(__name__)
 

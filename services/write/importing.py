@@ -35,11 +35,11 @@ from services.write.registry import (
     refresh,
 )
 from tool_selector.catalog.batch import ImportBatch
-from tool_selector.catalog.server_trust import ServerText
-from tool_selector.errors import CatalogFileError, NotFoundError
-from tool_selector.hashing import sha256_of
-from tool_selector.models import CreationMethod, ServerSpec, ToolSpec
-from tool_selector.servers_config import ServersFile, load_servers, save_servers
+from tool_selector.catalog.server_pins import ServerText
+from tool_selector.config.servers import ServersFile, load_servers, save_servers
+from tool_selector.core.errors import CatalogFileError, NotFoundError
+from tool_selector.core.hashing import sha256_of
+from tool_selector.core.models import CreationMethod, ServerSpec, ToolSpec
 
 logger = logging.getLogger(__name__)
 
@@ -199,7 +199,7 @@ def _configs(container: Container, batch: ImportBatch, result: ImportResult) -> 
     servers = load_servers(container.settings.servers_path)
     changed = False
     for name, config in batch.server_configs.items():
-        # never run as it is: switched off, and waiting for the operator to adopt it (servers_config)
+        # never run as it is: switched off, waiting for the operator to adopt it (config/servers.py)
         pending = config.model_copy(
             update={"enabled": False, "origin": "import", "trust": container.settings.trust.imported}
         )

@@ -21,9 +21,9 @@ from services.shared.policy import configured_mode
 from services.shared.writing import writes
 from services.write.discovery import tool_spec
 from services.write.registry import refresh
-from tool_selector.errors import LockedError, QuarantinedError
-from tool_selector.models import ToolSpec
-from tool_selector.servers_config import ServerConfig
+from tool_selector.config.servers import ServerConfig
+from tool_selector.core.errors import LockedError, QuarantinedError
+from tool_selector.core.models import ToolSpec
 from tool_selector.trust.definition import definition_diff, escaped
 from tool_selector.trust.models import EntryState, QuarantineEntry
 

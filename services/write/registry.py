@@ -39,10 +39,10 @@ from services.write.duplicates import (
     find_match,
 )
 from services.write.enriching import enrich_catalog
-from tool_selector.errors import CatalogFileError, ConflictError, InvalidInputError, NotFoundError
-from tool_selector.indexing import IndexSummary
-from tool_selector.models import CreationMethod, ServerRecord, ServerSpec, ToolRecord, ToolSpec
-from tool_selector.names import TakenNames, case_copy_problem, name_problem
+from tool_selector.core.errors import CatalogFileError, ConflictError, InvalidInputError, NotFoundError
+from tool_selector.core.models import CreationMethod, ServerRecord, ServerSpec, ToolRecord, ToolSpec
+from tool_selector.core.names import TakenNames, case_copy_problem, name_problem
+from tool_selector.index.build import IndexSummary
 from tool_selector.trust.limits import CappedDescription, CappedMetadata, CappedSchema
 
 logger = logging.getLogger(__name__)
@@ -248,7 +248,7 @@ def delete_server(container: Container, name: str, *, cascade: bool, actor: str)
 
 
 def configured_names(container: Container) -> set[str]:
-    from tool_selector.servers_config import load_servers
+    from tool_selector.config.servers import load_servers
 
     return set(load_servers(container.settings.servers_path).mcpServers)
 

@@ -20,10 +20,7 @@ from services.shared.container import Container
 from services.shared.indexing import refresh_index
 from services.shared.writing import writes
 from services.write.registry import taken_server_names
-from tool_selector.errors import ForbiddenError, InvalidInputError
-from tool_selector.hashing import sha256_of
-from tool_selector.names import TakenNames
-from tool_selector.servers_config import (
+from tool_selector.config.servers import (
     NAME_PATTERN,
     ServerConfig,
     get_server_config,
@@ -31,6 +28,9 @@ from tool_selector.servers_config import (
     read_client_config,
     save_servers,
 )
+from tool_selector.core.errors import ForbiddenError, InvalidInputError
+from tool_selector.core.hashing import sha256_of
+from tool_selector.core.names import TakenNames
 
 logger = logging.getLogger(__name__)
 

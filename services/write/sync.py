@@ -27,11 +27,11 @@ from services.shared.policy import configured_mode
 from services.write.discovery import DiscoveredServer, discover_servers
 from services.write.enriching import enrich_catalog
 from tool_selector.catalog.rows import ImportSummary
-from tool_selector.errors import LockedError
-from tool_selector.indexing import IndexSummary
-from tool_selector.models import CreationMethod, DiscoveryState, DiscoveryStatus
-from tool_selector.servers_config import ServerConfig, load_servers
-from tool_selector.settings import Settings
+from tool_selector.config.servers import ServerConfig, load_servers
+from tool_selector.config.settings import Settings
+from tool_selector.core.errors import LockedError
+from tool_selector.core.models import CreationMethod, DiscoveryState, DiscoveryStatus
+from tool_selector.index.build import IndexSummary
 
 logger = logging.getLogger(__name__)
 

@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from eval.bench_scale import bench_scale, sample
-from eval.scale_catalog import ScaleCatalog, build_scale_catalog
-from eval.scale_report import format_table
+from eval.bench.scale import bench_scale, sample
+from eval.bench.scale_catalog import ScaleCatalog, build_scale_catalog
+from eval.bench.scale_report import format_table
 from routes.cli import app
-from tool_selector.embedding import HashingEmbedder
-from tool_selector.settings import Settings
+from tool_selector.config.settings import Settings
+from tool_selector.embedding.embedders import HashingEmbedder
 
 MSC = {
     "weather": ["get_forecast", "get_alerts"],

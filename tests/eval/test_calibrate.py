@@ -15,14 +15,14 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from eval.calibrate import tier_figures
-from eval.calibrate_evidence import Example
-from eval.calibrate_fit import dataset_weights, fit_heads, grouped_folds
+from eval.fitting.calibrate import tier_figures
+from eval.fitting.calibrate_evidence import Example
+from eval.fitting.calibrate_fit import dataset_weights, fit_heads, grouped_folds
 from routes.cli import app
-from tool_selector.confidence import load_calibration
-from tool_selector.errors import CalibrationError
-from tool_selector.evidence import FEATURES
-from tool_selector.settings import TierThresholds
+from tool_selector.config.settings import TierThresholds
+from tool_selector.core.errors import CalibrationError
+from tool_selector.resolve.evidence import FEATURES
+from tool_selector.route.confidence import load_calibration
 
 
 def _example(dataset: str, catalog: int, i: int, *, signal: float, correct: bool, **more: Any) -> Example:

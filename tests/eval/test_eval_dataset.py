@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from eval.dataset import (
+from eval.quality.dataset import (
     DatasetPaths,
     Query,
     catalog_size,
@@ -17,7 +17,7 @@ from eval.dataset import (
     query_texts,
 )
 from tests.support.paths import BENCHMARKS
-from tool_selector.errors import CatalogFileError
+from tool_selector.core.errors import CatalogFileError
 
 OCTAGON = "Octagon: MCP for Market Data"
 

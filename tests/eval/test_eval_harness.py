@@ -9,14 +9,14 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from eval.harness import run_eval
+from eval.quality.harness import run_eval
 from routes.cli import app
-from services.shared.resolving import ResolveService
-from tool_selector.embedding import MiniLMEmbedder
-from tool_selector.errors import CatalogFileError
-from tool_selector.evidence import CatalogTerms
-from tool_selector.resolve import Resolver
-from tool_selector.settings import Settings
+from services.resolve.resolving import ResolveService
+from tool_selector.config.settings import Settings
+from tool_selector.core.errors import CatalogFileError
+from tool_selector.embedding.embedders import MiniLMEmbedder
+from tool_selector.resolve.evidence import CatalogTerms
+from tool_selector.resolve.resolver import Resolver
 
 SERVERS = [
     {"name": "Weather Station", "description": "Weather forecasts and air quality for any city"},

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from eval.harness import run_eval
-from services.shared.resolving import ResolveService
-from tool_selector.embedding import HashingEmbedder
-from tool_selector.models import QueryPart, Resolution
-from tool_selector.settings import Settings
+from eval.quality.harness import run_eval
+from services.resolve.resolving import ResolveService
+from tool_selector.config.settings import Settings
+from tool_selector.core.models import QueryPart, Resolution
+from tool_selector.embedding.embedders import HashingEmbedder
 
 HASHING = HashingEmbedder(dim=384)  # the packaged calibration reads 384-dimension vectors
 TWO_STEPS = "get the current time in Tokyo and then fetch the page https://example.com"

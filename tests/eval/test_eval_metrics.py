@@ -5,11 +5,17 @@ from collections.abc import Sequence
 
 import pytest
 
-from eval.dataset import Query
-from eval.metrics import EvalReport, Prediction, evaluate, percentile
-from eval.ranking import server_of, server_recall_at_k, slot_servers, tool_recall_at_k, tool_reciprocal_rank
-from eval.reliability import auroc, calibration_error, reliability_bins
-from eval.report import format_console, format_markdown
+from eval.quality.dataset import Query
+from eval.quality.metrics import EvalReport, Prediction, evaluate, percentile
+from eval.quality.ranking import (
+    server_of,
+    server_recall_at_k,
+    slot_servers,
+    tool_recall_at_k,
+    tool_reciprocal_rank,
+)
+from eval.quality.reliability import auroc, calibration_error, reliability_bins
+from eval.quality.report import format_console, format_markdown
 
 OCTAGON = "Octagon: MCP for Market Data"
 

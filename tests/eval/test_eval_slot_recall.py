@@ -1,4 +1,5 @@
-"""Slot recall of multi-step requests (issue 16): the pure figure in eval/ranking.py, its aggregation over
+"""Slot recall of multi-step requests (issue 16): the pure figure in eval/quality/ranking.py, its
+aggregation over
 the multi-slot queries of each group, and how the console and Markdown reports show it."""
 
 from __future__ import annotations
@@ -8,10 +9,10 @@ from collections.abc import Sequence
 
 import pytest
 
-from eval.dataset import Query
-from eval.metrics import Prediction, ServerScore, ToolScore, evaluate
-from eval.ranking import server_of, server_recall_at_k, slot_recall_at_k
-from eval.report import format_console, format_markdown
+from eval.quality.dataset import Query
+from eval.quality.metrics import Prediction, ServerScore, ToolScore, evaluate
+from eval.quality.ranking import server_of, server_recall_at_k, slot_recall_at_k
+from eval.quality.report import format_console, format_markdown
 
 # --------------------------------------------------------------------------- slot recall@k, pure
 

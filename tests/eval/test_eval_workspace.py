@@ -1,16 +1,16 @@
-"""An eval workspace (eval/workspace.py) whose index was damaged is built anew on the next run, not
+"""An eval workspace (eval/quality/workspace.py) whose index was damaged is built anew on the next run, not
 refused with advice meant for the operator's own index."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from eval.dataset import DatasetPaths
-from eval.workspace import open_workspace, workspace_dir
+from eval.quality.dataset import DatasetPaths
+from eval.quality.workspace import open_workspace, workspace_dir
 from tests.support.catalogs import write_catalog
 from tests.support.index_damage import damage
-from tool_selector.embedding import HashingEmbedder
-from tool_selector.settings import Settings
+from tool_selector.config.settings import Settings
+from tool_selector.embedding.embedders import HashingEmbedder
 
 
 def test_a_damaged_workspace_index_is_built_anew(tmp_path: Path) -> None:

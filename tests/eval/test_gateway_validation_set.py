@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from eval.dataset import Query, check_dataset_dir, load_queries
+from eval.quality.dataset import Query, check_dataset_dir, load_queries
 from tests.support.paths import EXAMPLES, GATEWAY_DEMO
 from tool_selector.catalog.files import read_catalog_dir
-from tool_selector.servers_config import load_servers
+from tool_selector.config.servers import load_servers
 
 DATASET = GATEWAY_DEMO
 DEMO_SERVERS = EXAMPLES / "demo-servers.json"

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from eval.harness import run_eval
+from eval.quality.harness import run_eval
 from tests.support.paths import BENCHMARKS, GATEWAY_DEMO
-from tool_selector.embedding import MiniLMEmbedder
-from tool_selector.settings import Settings
+from tool_selector.config.settings import Settings
+from tool_selector.embedding.embedders import MiniLMEmbedder
 
 SMALL = BENCHMARKS / "small"
 
@@ -53,9 +53,9 @@ def test_on_held_out_10_server_catalogs_an_activation_is_almost_surely_right(
 def test_the_demo_servers_activate_time_for_the_time_in_tokyo_and_nothing_for_a_pizza(
     tmp_path: Path, cache_dir: Path, embedder: MiniLMEmbedder
 ) -> None:
-    from eval.dataset import check_dataset_dir
-    from eval.workspace import open_workspace
-    from services.shared.resolving import ResolveService
+    from eval.quality.dataset import check_dataset_dir
+    from eval.quality.workspace import open_workspace
+    from services.resolve.resolving import ResolveService
 
     settings = Settings(data_dir=tmp_path / "data", cache_dir=cache_dir)
     container, _ = open_workspace(settings, check_dataset_dir(GATEWAY_DEMO), embedder=embedder)

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from eval.dataset import load_queries
+from eval.quality.dataset import load_queries
 from routes.cli import app
-from tool_selector.rerank.features import RANK_FEATURES
-from tool_selector.rerank.model import load_ranker
+from tool_selector.resolve.rerank.features import RANK_FEATURES
+from tool_selector.resolve.rerank.model import load_ranker
 
 DEMO = Path(__file__).resolve().parents[2] / "eval" / "datasets" / "gateway-demo"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.gateway_helpers import GatewaySetup, make_setup
-from tool_selector.embedding import MiniLMEmbedder
+from tool_selector.embedding.embedders import MiniLMEmbedder
 
 
 @pytest.fixture

@@ -22,8 +22,8 @@ from services.shared.indexing import index_is_current
 from tests.support.api_process import CLI, listening_url
 from tool_selector.catalog import admin
 from tool_selector.catalog.admin import AuditRecord
-from tool_selector.servers_config import ServerConfig, ServersFile, load_servers, save_servers
-from tool_selector.settings import Settings
+from tool_selector.config.servers import ServerConfig, ServersFile, load_servers, save_servers
+from tool_selector.config.settings import Settings
 
 LOCAL_USER = f"cli:{getpass.getuser()}"
 

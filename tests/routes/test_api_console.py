@@ -11,14 +11,14 @@ from typing import Any
 
 import httpx
 
-from eval.dataset import Query
-from eval.metrics import Prediction, evaluate
-from eval.report import write_report_files
+from eval.quality.dataset import Query
+from eval.quality.metrics import Prediction, evaluate
+from eval.quality.report import write_report_files
 from services.api.jobs import JobRunner
 from tests.support.api_helpers import RunningApi
 from tool_selector.catalog import admin
 from tool_selector.catalog.admin import JobProgress
-from tool_selector.models import DiscoveryStatus
+from tool_selector.core.models import DiscoveryStatus
 
 V1 = "/api/v1"
 

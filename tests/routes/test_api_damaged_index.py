@@ -9,7 +9,7 @@ from pathlib import Path
 from services.shared.indexing import rebuild_index
 from tests.support.api_helpers import running_api
 from tests.support.index_damage import damage, indexed_without_the_model, stand_in
-from tool_selector.settings import Settings
+from tool_selector.config.settings import Settings
 
 TOOLS = {"weather": ["get_forecast", "get_alerts"], "files": ["read_file", "write_file"]}
 

@@ -16,8 +16,8 @@ from urllib.parse import urlsplit
 import pytest
 
 from tests.support.api_helpers import RunningApi, running_api
-from tool_selector.embedding import MiniLMEmbedder
-from tool_selector.settings import ApiSettings, Settings
+from tool_selector.config.settings import ApiSettings, Settings
+from tool_selector.embedding.embedders import MiniLMEmbedder
 
 V1 = "/api/v1"
 CAP = 64 * 1024

@@ -20,9 +20,9 @@ from tests.support.db import count_rows
 from tests.support.paths import GATEWAY_DEMO, SERVERS
 from tool_selector.catalog import admin
 from tool_selector.catalog.admin import JobRecord, JobState
-from tool_selector.embedding import MiniLMEmbedder
-from tool_selector.servers_config import ServerConfig, ServersFile, save_servers
-from tool_selector.settings import Settings
+from tool_selector.config.servers import ServerConfig, ServersFile, save_servers
+from tool_selector.config.settings import Settings
+from tool_selector.embedding.embedders import MiniLMEmbedder
 
 FLAKY = SERVERS / "flaky_server.py"
 CRASHING = SERVERS / "crashing_server.py"
@@ -422,5 +422,5 @@ def test_under_the_default_policy_an_import_job_holds_its_tools_until_approved(a
     assert "ledger::post_entry" not in [t["id"] for t in found]
     assert {(e["subject"], e["tool_id"], e["found_by"], e["kind"]) for e in held} == {
         ("tool", "ledger::post_entry", "import", "new"),
-        ("server", "ledger", "import", "new"),  # its description waits too (server_trust.py)
+        ("server", "ledger", "import", "new"),  # its description waits too (server_pins.py)
     }

@@ -13,7 +13,7 @@ import pytest
 
 from tests.support.api_helpers import RunningApi
 from tests.support.legacy_names import store_as_older_version
-from tool_selector.servers_config import ServerConfig, ServersFile, save_servers
+from tool_selector.config.servers import ServerConfig, ServersFile, save_servers
 
 V1 = "/api/v1"
 ZEBRA = "Computes zebra stripes"

@@ -2,7 +2,8 @@
 (tests/support/api_process.py), each loading the real model, over a copy of the gateway-demo catalog.
 
 Each process is a reader on its own; writes, whichever process makes them, take turns through the data
-folder's writer lock (tool_selector/writelock.py). ``index_check_s`` is 0 where a test reads through one
+folder's writer lock (tool_selector/catalog/writelock.py). ``index_check_s`` is 0 where a test reads
+through one
 process what another wrote, so that the read looks for the new index at once instead of within 2 s.
 """
 
@@ -25,9 +26,9 @@ from tests.support.api_process import CLI, STARTED, admin_key, api_env, api_proc
 from tests.support.gateway_helpers import wait_exited
 from tool_selector.catalog import admin
 from tool_selector.catalog.admin import JobRecord
-from tool_selector.processes import ProcessRef, current_process
-from tool_selector.settings import Settings
-from tool_selector.writelock import write_lock_for
+from tool_selector.catalog.writelock import write_lock_for
+from tool_selector.config.settings import Settings
+from tool_selector.core.processes import ProcessRef, current_process
 
 V1 = "/api/v1"
 LEDGER = {"name": "ledger", "description": "Bookkeeping: journal entries, invoices and account balances."}

@@ -67,7 +67,7 @@ def test_the_resolve_decision_is_shown_without_invisible_characters_while_the_ca
     with api.client("admin") as client:
         made = client.post(f"{V1}/servers", json=body)
         assert made.status_code == 201, made.text
-        # the scanner held the text (server_trust.py): stored apart, shown to no one, until a reviewer
+        # the scanner held the text (server_pins.py): stored apart, shown to no one, until a reviewer
         # approves it anyway; then the catalog keeps it as written and agents see it cleaned
         assert made.json()["server"]["description"] == "" and made.json()["held"]
         approved = client.post(f"{V1}/quarantine/{made.json()['held']}/approve", json={"note": "test"})

@@ -17,8 +17,8 @@ import pytest
 from services.shared.auth import revoke_key
 from tests.routes.test_api_import_jobs import submit, wait_for_job
 from tests.support.api_helpers import RunningApi, running_api
-from tool_selector.embedding import MiniLMEmbedder
-from tool_selector.settings import ApiSettings, Settings
+from tool_selector.config.settings import ApiSettings, Settings
+from tool_selector.embedding.embedders import MiniLMEmbedder
 
 
 @pytest.fixture

@@ -16,13 +16,13 @@ import pytest
 from fastapi.testclient import TestClient
 
 from routes.api import build_app
+from services.resolve.resolving import ResolveService
 from services.shared.auth import create_key
 from services.shared.container import Container
-from services.shared.resolving import ResolveService
 from tests.support.api_helpers import make_template, running_api
-from tool_selector.embedding import HashingEmbedder, MiniLMEmbedder
-from tool_selector.models import QueryPart, Resolution
-from tool_selector.settings import Settings
+from tool_selector.config.settings import Settings
+from tool_selector.core.models import QueryPart, Resolution
+from tool_selector.embedding.embedders import HashingEmbedder, MiniLMEmbedder
 
 HASHING = HashingEmbedder(dim=384)  # the packaged calibration reads 384-dimension vectors
 REQUEST = "get the current time in Tokyo and then fetch the page https://example.com"

@@ -15,9 +15,9 @@ from services.write.sync import SYNC_ACTOR, run_sync
 from tests.support.api_helpers import RunningApi
 from tests.support.catalogs import write_catalog
 from tool_selector.catalog.admin import AuditRecord, read_audit
-from tool_selector.embedding import MiniLMEmbedder
-from tool_selector.servers_config import ServerConfig, ServersFile, save_servers
-from tool_selector.settings import Settings, load_settings
+from tool_selector.config.servers import ServerConfig, ServersFile, save_servers
+from tool_selector.config.settings import Settings, load_settings
+from tool_selector.embedding.embedders import MiniLMEmbedder
 
 MCP_SERVER_TIME = Path(sys.executable).parent / "mcp-server-time"
 

@@ -21,8 +21,8 @@ from typer.testing import CliRunner, Result
 from routes.cli import app
 from tests.support.catalogs import write_catalog
 from tests.support.index_damage import DAMAGES, damage, indexed_without_the_model
-from tool_selector.embedding import MiniLMEmbedder
-from tool_selector.search.embedded import EmbeddedBackend
+from tool_selector.embedding.embedders import MiniLMEmbedder
+from tool_selector.search.embedded.backend import EmbeddedBackend
 
 TOOLS = {"weather": ["get_forecast", "get_alerts"], "files": ["read_file", "write_file"]}
 QUERY = "weather forecast for Paris tomorrow"

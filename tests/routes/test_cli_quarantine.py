@@ -18,8 +18,8 @@ from tests.support.catalogs import write_catalog
 from tool_selector.catalog.admin import read_audit
 from tool_selector.catalog.store import CatalogStore
 from tool_selector.catalog.writer import CatalogWriter
-from tool_selector.models import ToolSpec
-from tool_selector.settings import load_settings
+from tool_selector.config.settings import load_settings
+from tool_selector.core.models import ToolSpec
 
 FIELDS = {"server", "name", "description", "input_schema", "annotations"}
 
@@ -42,7 +42,7 @@ def test_a_catalog_import_holds_every_tool_unless_the_operator_approves_it(tmp_p
     assert {(e["tool_id"], e["kind"], e["found_by"]) for e in listed} == {
         ("weather::get_alerts", "new", "import"),
         ("weather::get_forecast", "new", "import"),
-        ("weather", "new", "import"),  # the server's description waits too (server_trust.py)
+        ("weather", "new", "import"),  # the server's description waits too (server_pins.py)
     }
     again = _json(_invoke(["catalog", "import", str(folder), "--approve"]))
     assert again["tools_pinned"] == 2 and again["held"] == []

@@ -15,9 +15,9 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from routes.cli import app
-from services.shared.resolving import ResolveService
+from services.resolve.resolving import ResolveService
 from tests.support.paths import GATEWAY_DEMO
-from tool_selector.models import QueryPart, Resolution
+from tool_selector.core.models import QueryPart, Resolution
 
 REQUEST = "get the current time in Tokyo and then fetch the page https://example.com and summarise it"
 

@@ -15,8 +15,8 @@ from typer.testing import CliRunner, Result
 from routes.cli import app
 from services.shared.container import Container
 from tests.support.legacy_names import store_as_older_version
-from tool_selector.embedding import MiniLMEmbedder
-from tool_selector.settings import Settings
+from tool_selector.config.settings import Settings
+from tool_selector.embedding.embedders import MiniLMEmbedder
 
 ZEBRA = "Computes zebra stripes"
 SERVERS = [{"name": "s1", "description": "A test server"}, {"name": "s2", "description": "Weather forecasts"}]

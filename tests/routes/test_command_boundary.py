@@ -22,8 +22,8 @@ from routes.api import build_app
 from tests.routes.test_api_import_jobs import imported, wait_for_job
 from tests.support.api_helpers import RunningApi
 from tool_selector.catalog.admin import ROLE_SCOPES, SCOPES
-from tool_selector.servers_config import load_servers
-from tool_selector.settings import Settings
+from tool_selector.config.servers import load_servers
+from tool_selector.config.settings import Settings
 
 SPY = "spy"
 
@@ -157,7 +157,7 @@ async def test_the_gateway_never_starts_an_imported_entry_and_says_the_operator_
     from tests.support.catalogs import write_catalog
     from tests.support.gateway_helpers import GatewaySetup, inprocess_gateway, text
     from tests.support.indexed import EMBEDDER, SMALL_TOOLS, indexed_catalog
-    from tool_selector.servers_config import ServerConfig, ServersFile, save_servers
+    from tool_selector.config.servers import ServerConfig, ServersFile, save_servers
 
     marker = tmp_path / "started"
     with indexed_catalog(tmp_path, write_catalog(tmp_path / "catalog", SMALL_TOOLS)):

@@ -1,4 +1,4 @@
-"""The console's seeded site (tests/support/console_site.py, eval/console_demo.py) holds what the browser
+"""The console's seeded site (tests/support/console_site.py, eval/console/demo.py) holds what the browser
 tests rely on, read back through the REST API of its real process; and ``tool-selector ui-screenshots``
 photographs every page of it at both sizes in a real Chromium, or says what is missing."""
 
@@ -82,7 +82,7 @@ def test_ui_screenshots_writes_each_page_at_both_sizes_and_prints_the_two_timing
 
 
 def test_ui_screenshots_without_chromium_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("eval.console_screens.find_chromium", lambda: None)
+    monkeypatch.setattr("eval.console.screens.find_chromium", lambda: None)
     result = CliRunner().invoke(app, ["ui-screenshots", "unused"])
     assert result.exit_code != 0 and "No Chromium was found" in result.output
     assert "apt-get install chromium" in result.output and "playwright==1.65.2" in result.output

@@ -4,7 +4,7 @@ real headless Chromium against a real ``tool-selector api`` process (tests/suppo
 The figures are printed in the terminal summary ("console figures"), never asserted: a timed test
 fails on a busy machine and passes on a quiet one. What is asserted is that the page counted every
 server and drew their table, and that each request got an answer with a tier. The measurements
-(eval/console_screens.py):
+(eval/console/screens.py):
 
 - first load: a signed-in tab opens /ui in a fresh browser context (empty cache) of a browser that has
   made one navigation before: navigation start -> the first row of the servers table in the document
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import httpx
 import pytest
 
-from eval.console_screens import (
+from eval.console.screens import (
     FIRST_ROWS,
     REQUESTS,
     WARM_UP,

@@ -7,7 +7,7 @@ import inspect
 import pytest
 
 from routes.errors import ERROR_TABLE, ErrorMapping, mapping_for, mcp_text
-from tool_selector import errors as e
+from tool_selector.core import errors as e
 
 
 def _all_errors() -> list[type[e.ToolSelectorError]]:

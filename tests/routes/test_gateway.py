@@ -39,8 +39,8 @@ from tests.support.gateway_helpers import (
     wait_exited,
     weather_station_over_http,
 )
-from tool_selector.embedding import HashingEmbedder, MiniLMEmbedder
-from tool_selector.servers_config import ServerConfig, ServersFile, save_servers
+from tool_selector.config.servers import ServerConfig, ServersFile, save_servers
+from tool_selector.embedding.embedders import HashingEmbedder, MiniLMEmbedder
 
 pytestmark = pytest.mark.anyio
 

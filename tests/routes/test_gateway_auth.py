@@ -37,8 +37,8 @@ from tests.support.gateway_helpers import (
     weather_station_over_http,
 )
 from tool_selector.catalog.admin import Role
-from tool_selector.embedding import HashingEmbedder
-from tool_selector.servers_config import ServerConfig, ServersFile, save_servers
+from tool_selector.config.servers import ServerConfig, ServersFile, save_servers
+from tool_selector.embedding.embedders import HashingEmbedder
 
 pytestmark = pytest.mark.anyio
 

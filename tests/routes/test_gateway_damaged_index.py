@@ -17,7 +17,7 @@ from services.write.catalog import import_catalog_dir
 from tests.support.catalogs import write_catalog
 from tests.support.gateway_helpers import inprocess_gateway
 from tests.support.index_damage import damage, indexed_without_the_model, stand_in
-from tool_selector.settings import Settings
+from tool_selector.config.settings import Settings
 
 pytestmark = pytest.mark.anyio
 

@@ -34,8 +34,8 @@ from tests.servers.poisoned_server import INSTRUCTIONS, POISONED, SHOWN, build_s
 from tests.support.catalogs import write_catalog
 from tests.support.gateway_helpers import GatewaySetup, answer, inprocess_gateway, text
 from tests.support.uvicorn_thread import serving
-from tool_selector.embedding import HashingEmbedder
-from tool_selector.servers_config import ServerConfig, ServersFile, save_servers
+from tool_selector.config.servers import ServerConfig, ServersFile, save_servers
+from tool_selector.embedding.embedders import HashingEmbedder
 from tool_selector.trust.text import invisible_chars
 
 pytestmark = pytest.mark.anyio

@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
+from services.resolve.resolving import ResolveService
 from services.shared.container import Container
 from services.shared.indexing import build_index
-from services.shared.resolving import ResolveService
 from services.write.catalog import import_catalog_dir
 from services.write.registry import refresh
 from services.write.sync import run_sync
@@ -34,9 +34,9 @@ from tests.support.gateway_helpers import (
     weather_station_over_http,
 )
 from tests.support.paths import GATEWAY_DEMO
-from tool_selector.embedding import HashingEmbedder, MiniLMEmbedder
-from tool_selector.models import QueryPart, Resolution
-from tool_selector.servers_config import ServerConfig, ServersFile, save_servers
+from tool_selector.config.servers import ServerConfig, ServersFile, save_servers
+from tool_selector.core.models import QueryPart, Resolution
+from tool_selector.embedding.embedders import HashingEmbedder, MiniLMEmbedder
 
 pytestmark = pytest.mark.anyio
 

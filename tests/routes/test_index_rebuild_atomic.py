@@ -20,15 +20,16 @@ from typing import Any
 
 import pytest
 
+from services.resolve.resolving import ResolveService
 from services.shared.container import Container
 from services.shared.indexing import build_index, index_is_current, rebuild_index
-from services.shared.resolving import ResolveService
 from services.write.catalog import import_catalog_dir
 from tests.support.catalogs import write_catalog
 from tests.support.index_damage import indexed_without_the_model, stand_in
-from tool_selector.errors import StoreError
-from tool_selector.search import embedded, embedded_files
-from tool_selector.settings import Settings
+from tool_selector.config.settings import Settings
+from tool_selector.core.errors import StoreError
+from tool_selector.search.embedded import backend as embedded
+from tool_selector.search.embedded import files as embedded_files
 
 TOOLS = {"weather": ["get_forecast", "get_alerts"], "files": ["read_file", "write_file"]}
 QUERY = "weather forecast for Paris tomorrow"
@@ -37,7 +38,7 @@ QUERY = "weather forecast for Paris tomorrow"
 # meta.json or CURRENT), says so and waits to be killed
 PAUSED_REBUILD = """
 import sys
-from tool_selector.search import embedded_files
+from tool_selector.search.embedded import files as embedded_files
 
 PAUSE_AT, written = int(sys.argv[1]), []
 

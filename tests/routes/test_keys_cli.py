@@ -16,8 +16,8 @@ from routes.cli import app
 from services.shared.auth import KEY_PATTERN, authenticate, cli_principal
 from services.shared.container import Container
 from tool_selector.catalog.admin import read_audit
-from tool_selector.errors import AuthError, ForbiddenError
-from tool_selector.settings import Settings
+from tool_selector.config.settings import Settings
+from tool_selector.core.errors import AuthError, ForbiddenError
 
 
 @pytest.fixture

@@ -37,8 +37,8 @@ from tests.support.claude_replay import (
     replay_server_fixture,
 )
 from tool_selector.catalog.writer import CatalogWriter
-from tool_selector.errors import LLMError
-from tool_selector.models import ServerProfile, ServerSpec, ToolSpec
+from tool_selector.core.errors import LLMError
+from tool_selector.core.models import ServerProfile, ServerSpec, ToolSpec
 
 KEY = "sk-ant-test-0123456789-never-logged"
 MODEL = "claude-haiku-4-5"
@@ -536,7 +536,7 @@ def test_enrichers_made_from_settings_ask_claude_at_the_configured_base_url_and_
     replay: ReplayServer, tmp_path: Path
 ) -> None:
     from services.shared.container import Container
-    from tool_selector.settings import Settings
+    from tool_selector.config.settings import Settings
 
     settings = Settings(
         data_dir=tmp_path / "data",
@@ -567,8 +567,8 @@ def test_a_sync_with_the_claude_enricher_asks_claude_once_per_server_and_then_ne
 ) -> None:
     from services.shared.container import Container
     from services.write.sync import run_sync
-    from tool_selector.models import CreationMethod
-    from tool_selector.settings import Settings
+    from tool_selector.config.settings import Settings
+    from tool_selector.core.models import CreationMethod
 
     settings = Settings(
         data_dir=tmp_path / "data",

@@ -17,9 +17,9 @@ from tests.support.db import count_rows
 from tool_selector.catalog.schema import SCHEMA_VERSION
 from tool_selector.catalog.store import CatalogStore
 from tool_selector.catalog.writer import CatalogWriter
-from tool_selector.errors import LLMError
-from tool_selector.indexing import build_document
-from tool_selector.models import CreationMethod, ServerProfile, ServerSpec, ToolSpec
+from tool_selector.core.errors import LLMError
+from tool_selector.core.models import CreationMethod, ServerProfile, ServerSpec, ToolSpec
+from tool_selector.index.build import build_document
 
 NOW = datetime(2026, 11, 21, tzinfo=UTC)
 WEEK = timedelta(days=7)

@@ -13,7 +13,7 @@ from semantic_enrichment.cache import EnrichmentCache
 from semantic_enrichment.enrichment import enrich_server_tools
 from semantic_enrichment.offline import OfflineEnricher, OfflineProfiler, first_sentence
 from semantic_enrichment.profiling import compute_profile_hash
-from tool_selector.models import ServerProfile, ServerSpec, ToolSpec
+from tool_selector.core.models import ServerProfile, ServerSpec, ToolSpec
 
 NOW = datetime(2026, 11, 21, tzinfo=UTC)
 

@@ -9,7 +9,7 @@ from semantic_enrichment.base import EnrichmentDraft, ProfileDraft
 from semantic_enrichment.cache import EnrichmentCache
 from semantic_enrichment.enrichment import enrich_server_tools
 from semantic_enrichment.offline import OfflineEnricher, OfflineProfiler
-from tool_selector.models import ServerProfile, ServerSpec, ToolSpec
+from tool_selector.core.models import ServerProfile, ServerSpec, ToolSpec
 
 NOW = datetime(2026, 11, 21, tzinfo=UTC)
 TRACKER = ServerSpec(name="tracker", description="An MCP server for a team's bug tracker.")

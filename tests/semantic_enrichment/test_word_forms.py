@@ -11,7 +11,7 @@ from semantic_enrichment.lexicon import verb_forms
 from semantic_enrichment.offline import MODEL, PROMPT_VERSION, action_entities, tool_terms
 from services.gateway.catalog_query.entries import ToolEntry, tool_entry
 from services.gateway.catalog_query.matching import Want
-from tool_selector.models import CreationMethod, ToolEnrichment, ToolRecord
+from tool_selector.core.models import CreationMethod, ToolEnrichment, ToolRecord
 
 NOW = datetime(2026, 11, 21, tzinfo=UTC)
 

@@ -10,16 +10,16 @@ from typing import Any
 
 import pytest
 
-from eval.bench_catalog_query import bench_catalog_query
+from eval.bench.catalog_query import bench_catalog_query
 from services.gateway.catalog_query.filters import QUERY_TYPES
 from services.gateway.catalog_query.view import CatalogView
 from services.shared.container import Container
 from services.write.enriching import enrich_catalog
 from tool_selector.catalog.store import CatalogStore
 from tool_selector.catalog.writer import CatalogWriter
-from tool_selector.errors import InvalidInputError, NotFoundError
-from tool_selector.models import CreationMethod, DiscoveryStatus, ServerSpec, ToolSpec
-from tool_selector.settings import Settings
+from tool_selector.config.settings import Settings
+from tool_selector.core.errors import InvalidInputError, NotFoundError
+from tool_selector.core.models import CreationMethod, DiscoveryStatus, ServerSpec, ToolSpec
 
 TRACKER, GIT, WEATHER, MAIL, BARE = (
     "Issue Tracker",

@@ -14,10 +14,10 @@ from services.shared.indexing import build_index
 from services.write.catalog import import_catalog_dir
 from tests.support.paths import DEMO_CATALOG
 from tests.support.weaviate_fake import FakeWeaviate
-from tool_selector.embedding import HashingEmbedder
-from tool_selector.search.embedded import EmbeddedBackend
-from tool_selector.search.weaviate_backend import WeaviateBackend, boosts_key, object_uuid
-from tool_selector.settings import DEFAULT_FIELD_BOOSTS, ClaudeSettings, load_settings
+from tool_selector.config.settings import DEFAULT_FIELD_BOOSTS, ClaudeSettings, load_settings
+from tool_selector.embedding.embedders import HashingEmbedder
+from tool_selector.search.embedded.backend import EmbeddedBackend
+from tool_selector.search.weaviate.backend import WeaviateBackend, boosts_key, object_uuid
 
 EMBEDDER = HashingEmbedder(dim=384)  # the packaged calibration reads 384-dimension vectors
 

@@ -20,8 +20,8 @@ from services.shared.upstream import list_all_tools, open_session
 from services.write.discovery import DiscoveredServer, discover_one, discover_servers
 from tests.support.paths import SERVERS
 from tests.support.upstreams import ServerScript
-from tool_selector.errors import UpstreamError
-from tool_selector.servers_config import ServerConfig
+from tool_selector.config.servers import ServerConfig
+from tool_selector.core.errors import UpstreamError
 
 EXPECTED_TOOLS = {
     "time": {"get_current_time", "convert_time"},

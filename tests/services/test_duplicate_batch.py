@@ -29,9 +29,9 @@ from services.write.duplicates import (
     same_name,
 )
 from tool_selector.catalog.batch import ImportBatch
-from tool_selector.embedding import HashingEmbedder
-from tool_selector.models import CreationMethod, ServerSpec, ToolRecord, ToolSpec
-from tool_selector.settings import Settings, TrustSettings
+from tool_selector.config.settings import Settings, TrustSettings
+from tool_selector.core.models import CreationMethod, ServerSpec, ToolRecord, ToolSpec
+from tool_selector.embedding.embedders import HashingEmbedder
 
 EMBEDDER = HashingEmbedder(dim=384)
 READ = "read the whole content of one text file from the local disk and return it"

@@ -1,4 +1,4 @@
-"""``build_index`` fills an empty embedded index in bulk (tool_selector/indexing_rows.py): the same
+"""``build_index`` fills an empty embedded index in bulk (tool_selector/index/bulk.py): the same
 documents, vectors, vector cache, summary and index files as a refresh, marked current the same way."""
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from services.write.catalog import import_catalog_dir
 from services.write.enriching import enrich_catalog
 from tests.support.catalogs import write_catalog
 from tests.support.index_damage import current_generation
-from tool_selector import indexing_rows
-from tool_selector.embedding import HashingEmbedder
-from tool_selector.hashing import sha256_of
-from tool_selector.indexing import build_documents, build_server_documents
-from tool_selector.models import CreationMethod, ServerSpec, ToolSpec
-from tool_selector.settings import Settings
+from tool_selector.config.settings import Settings
+from tool_selector.core.hashing import sha256_of
+from tool_selector.core.models import CreationMethod, ServerSpec, ToolSpec
+from tool_selector.embedding.embedders import HashingEmbedder
+from tool_selector.index import bulk as indexing_rows
+from tool_selector.index.build import build_documents, build_server_documents
 
 EMBEDDER = HashingEmbedder(dim=384)
 TOOLS = {

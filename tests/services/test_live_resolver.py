@@ -10,17 +10,17 @@ from pathlib import Path
 import pytest
 
 from services.api.operations import Operations
-from services.shared import live as live_module
+from services.resolve import live as live_module
+from services.resolve.live import LiveResolver
 from services.shared.container import Container
 from services.shared.indexing import index_is_current, indexed_catalog_hash, refresh_index
-from services.shared.live import LiveResolver
 from services.write.catalog import import_catalog_dir
 from tests.support.catalogs import write_catalog
-from tool_selector.embedding import HashingEmbedder
-from tool_selector.models import ToolDocument
+from tool_selector.config.settings import Settings
+from tool_selector.core.models import ToolDocument
+from tool_selector.embedding.embedders import HashingEmbedder
 from tool_selector.search.backend import UpsertResult
-from tool_selector.search.embedded import EmbeddedBackend
-from tool_selector.settings import Settings
+from tool_selector.search.embedded.backend import EmbeddedBackend
 
 EMBEDDER = HashingEmbedder(dim=384)  # the packaged calibration reads 384-dimension vectors
 

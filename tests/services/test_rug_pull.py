@@ -18,10 +18,10 @@ from services.write.quarantine import approve_entry, list_entries, reject_entry
 from services.write.sync import run_sync
 from tests.support.upstreams import ServerScript
 from tool_selector.catalog.admin import read_audit
-from tool_selector.embedding import Embedder
-from tool_selector.errors import QuarantinedError
-from tool_selector.servers_config import ServersFile, save_servers
-from tool_selector.settings import Settings
+from tool_selector.config.servers import ServersFile, save_servers
+from tool_selector.config.settings import Settings
+from tool_selector.core.errors import QuarantinedError
+from tool_selector.embedding.embedders import Embedder
 
 SERVER = "notes"
 READ = {

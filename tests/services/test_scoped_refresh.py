@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
+from services.resolve.live import LiveResolver
+from services.resolve.resolving import ResolveService
 from services.shared.container import Container
 from services.shared.indexing import SEQ_MARK, index_is_current, refresh_index
-from services.shared.live import LiveResolver
-from services.shared.resolving import ResolveService
 from services.write import registry
 from services.write.catalog import import_catalog_dir
 from tests.support.catalogs import write_catalog
 from tests.support.indexed import EMBEDDER, SMALL_TOOLS, indexed_catalog, spy_service_updates
-from tool_selector.models import CreationMethod, ToolSpec
+from tool_selector.core.models import CreationMethod, ToolSpec
 
 
 @pytest.fixture

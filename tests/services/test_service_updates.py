@@ -12,18 +12,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from services.resolve.live import LiveResolver
+from services.resolve.resolving import ResolveService
 from services.shared.container import Container
 from services.shared.indexing import refresh_index
-from services.shared.live import LiveResolver
-from services.shared.resolving import ResolveService
 from services.write import registry
 from services.write.catalog import import_catalog_dir
 from services.write.enriching import enrich_catalog
 from tests.support.indexed import indexed_catalog, spy_service_updates
-from tool_selector.evidence import RANKED_FIELDS, CatalogTerms, evidence_of
-from tool_selector.models import CreationMethod, ToolSpec
-from tool_selector.rerank.features import rank_features
-from tool_selector.wordmatrix import WordMatrix
+from tool_selector.core.models import CreationMethod, ToolSpec
+from tool_selector.resolve.evidence import RANKED_FIELDS, CatalogTerms, evidence_of
+from tool_selector.resolve.rerank.features import rank_features
+from tool_selector.resolve.wordmatrix import WordMatrix
 
 SERVERS = {
     "weather": ("Weather forecasts and alerts", ["get_forecast", "get_alerts", "get_radar_map"]),

@@ -8,15 +8,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from services.resolve.resolving import ResolveService
 from services.shared.container import Container
 from services.shared.indexing import refresh_index
-from services.shared.resolving import ResolveService
 from services.write.catalog import import_catalog_dir
 from services.write.enriching import enrich_catalog
 from services.write.quarantine import approve_entry, list_entries, show_entry
 from tests.support.catalogs import tofu_settings
 from tests.support.paths import GATEWAY_DEMO
-from tool_selector.embedding import Embedder
+from tool_selector.embedding.embedders import Embedder
 
 REQUEST = "show the diff of my uncommitted git changes"
 ATTACKER = {

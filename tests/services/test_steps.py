@@ -1,10 +1,10 @@
-"""The steps an answer shows for a multi-step request (services/shared/steps.py), as pure functions."""
+"""The steps an answer shows for a multi-step request (services/resolve/steps.py), as pure functions."""
 
 from __future__ import annotations
 
-from services.shared.steps import StepMatch, known_parts, step_matches, steps_sentence, with_steps
-from tool_selector.models import Decision, QueryPart, Resolution, ToolSummary
-from tool_selector.routing import PowerInfo
+from services.resolve.steps import StepMatch, known_parts, step_matches, steps_sentence, with_steps
+from tool_selector.core.models import Decision, QueryPart, Resolution, ToolSummary
+from tool_selector.route.tiers import PowerInfo
 
 
 def _resolution(parts: list[QueryPart]) -> Resolution:

@@ -15,16 +15,16 @@ import pytest
 from typer.testing import CliRunner
 
 from routes.cli import app
+from services.resolve.resolving import ResolveService
 from services.shared.container import Container
 from services.shared.indexing import index_is_current
-from services.shared.resolving import ResolveService
 from services.write.catalog import import_catalog_dir
 from services.write.sync import run_sync, sync_lock
 from tests.support.paths import DEMO_CATALOG, EXAMPLES, SERVERS
-from tool_selector.embedding import MiniLMEmbedder
-from tool_selector.errors import LockedError
-from tool_selector.servers_config import ServerConfig, load_servers, save_servers
-from tool_selector.settings import Settings
+from tool_selector.config.servers import ServerConfig, load_servers, save_servers
+from tool_selector.config.settings import Settings
+from tool_selector.core.errors import LockedError
+from tool_selector.embedding.embedders import MiniLMEmbedder
 
 DEMO_SERVERS = EXAMPLES / "demo-servers.json"
 CRASHING = SERVERS / "crashing_server.py"

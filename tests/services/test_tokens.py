@@ -11,9 +11,9 @@ from typer.testing import CliRunner
 from routes.cli import app
 from services.gateway.service import decision_json, render_answer
 from services.gateway.tokens import account_tokens, all_tools_tokens, gateway_definitions_tokens, read_queries
+from services.resolve.resolving import ResolveService
 from services.shared.container import Container
-from services.shared.resolving import ResolveService
-from tool_selector.tokens import count_tokens
+from tool_selector.core.tokens import count_tokens
 
 
 def test_the_vendored_claude_tokenizer_gives_the_counts_of_its_own_published_tests() -> None:

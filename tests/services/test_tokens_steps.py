@@ -17,14 +17,14 @@ from services.gateway.tokens import (
     gateway_definitions_tokens,
     power_definitions,
 )
+from services.resolve.resolving import ResolveService
+from services.resolve.steps import step_matches
 from services.shared.container import Container
-from services.shared.resolving import ResolveService
-from services.shared.steps import step_matches
 from tests.support.api_helpers import make_template
-from tool_selector.embedding import HashingEmbedder
-from tool_selector.models import QueryPart, Resolution
-from tool_selector.settings import Settings
-from tool_selector.tokens import count_tokens
+from tool_selector.config.settings import Settings
+from tool_selector.core.models import QueryPart, Resolution
+from tool_selector.core.tokens import count_tokens
+from tool_selector.embedding.embedders import HashingEmbedder
 
 HASHING = HashingEmbedder(dim=384)  # the packaged calibration reads 384-dimension vectors
 REQUEST = "get the current time in Tokyo and then fetch the page https://example.com"

@@ -18,7 +18,7 @@ from services.shared import lifeline
 from tests.support.gateway_helpers import CLI, wait_exited
 from tests.support.orphans import pid_reports
 from tests.support.upstreams import ServerScript
-from tool_selector.servers_config import ServerConfig, ServersFile, save_servers
+from tool_selector.config.servers import ServerConfig, ServersFile, save_servers
 
 pytestmark = pytest.mark.skipif(not lifeline.available(), reason="the lifeline launcher is Linux only")
 

@@ -15,9 +15,9 @@ from services.shared.indexing import index_is_current
 from services.write import registry
 from tests.support.catalogs import write_catalog
 from tests.support.indexed import SMALL_TOOLS, indexed_catalog
-from tool_selector.catalog import trust
+from tool_selector.catalog import pins as trust
 from tool_selector.catalog.store import CatalogStore
-from tool_selector.models import CreationMethod, ToolSpec
+from tool_selector.core.models import CreationMethod, ToolSpec
 from tool_selector.trust.scanner import ScanContext
 
 

@@ -24,8 +24,8 @@ from services.write.enriching import enrich_catalog
 from tests.support.paths import GATEWAY_DEMO
 from tests.support.uvicorn_thread import serving
 from tool_selector.catalog.admin import ROLE_SCOPES, SCOPES
-from tool_selector.embedding import Embedder
-from tool_selector.settings import Settings
+from tool_selector.config.settings import Settings
+from tool_selector.embedding.embedders import Embedder
 
 
 @dataclass

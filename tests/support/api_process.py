@@ -26,7 +26,7 @@ import httpx
 
 from services.shared.auth import create_key
 from services.shared.container import Container
-from tool_selector.settings import Settings
+from tool_selector.config.settings import Settings
 
 CLI = Path(sys.executable).parent / "tool-selector"
 STARTED = "Application startup complete"

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import os
 
-from tool_selector.embedding import HashingEmbedder
-from tool_selector.models import ToolDocument
+from tool_selector.config.settings import DEFAULT_FIELD_BOOSTS, DEFAULT_SERVER_FIELD_BOOSTS
+from tool_selector.core.models import ToolDocument
+from tool_selector.embedding.embedders import HashingEmbedder
 from tool_selector.search.backend import SearchQuery
-from tool_selector.settings import DEFAULT_FIELD_BOOSTS, DEFAULT_SERVER_FIELD_BOOSTS
 
 EMBEDDER = HashingEmbedder(dim=64)
 # read at import, before the per-test environment isolation: a developer's live Weaviate

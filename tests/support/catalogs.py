@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tool_selector.settings import Settings, TrustSettings
+from tool_selector.config.settings import Settings, TrustSettings
 
 
 def write_catalog(folder: Path, tools: dict[str, list[str]]) -> Path:

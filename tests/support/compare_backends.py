@@ -19,13 +19,13 @@ sys.path[:0] = [str(ROOT)]  # the repository, never tests/ (its folders mirror t
 
 
 def main(bench: Path, limit: int) -> str:
+    from services.resolve.resolving import ResolveService
     from services.shared.container import Container
     from services.shared.indexing import build_index
-    from services.shared.resolving import ResolveService
     from services.write.catalog import import_catalog_dir
     from tests.support.weaviate_fake import FakeWeaviate
-    from tool_selector.embedding import MiniLMEmbedder
-    from tool_selector.settings import Settings
+    from tool_selector.config.settings import Settings
+    from tool_selector.embedding.embedders import MiniLMEmbedder
 
     work = Path(tempfile.mkdtemp(prefix=f"compare-{bench.name}-"))
     cache = Path(tempfile.gettempdir()) / "compare-backends-cache"

@@ -1,7 +1,7 @@
 """Fixtures for browser tests of the operator console (/ui), registered by tests/conftest.py
 (``pytest_plugins``), so a test module asks for them by name:
 
-- ``console_site`` (module): a data folder seeded by eval/console_demo.py (the demo catalog, servers that
+- ``console_site`` (module): a data folder seeded by eval/console/demo.py (the demo catalog, servers that
   run, fail and are switched off, a sync job, a held tool with a diff, an eval report, a key per role)
   and a real ``tool-selector api`` process on it (tests/support/api_process.py);
 - ``msc_site`` (module): the same on the msc_bench_dev catalog (2,375 tools; about two minutes of
@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # imported where used: this plugin is loaded by every test ru
     from playwright.sync_api import Browser, Page
 
     from tests.support.api_process import ApiProcess
-    from tool_selector.embedding import MiniLMEmbedder
+    from tool_selector.embedding.embedders import MiniLMEmbedder
 
 MSC_CATALOG = BENCHMARKS / "msc_bench_dev"
 FIGURES = "console figures"  # the user property a test's figures travel in
@@ -57,10 +57,10 @@ class ConsoleSite:
 def _site(
     base: Path, cache_dir: Path, embedder: MiniLMEmbedder, catalog: Path, *, report: bool
 ) -> Iterator[ConsoleSite]:
-    from eval.console_demo import seed_console_data, time_server_command
+    from eval.console.demo import seed_console_data, time_server_command
     from tests.support.api_process import api_env, api_process
-    from tool_selector.errors import ConfigurationError
-    from tool_selector.settings import Settings
+    from tool_selector.config.settings import Settings
+    from tool_selector.core.errors import ConfigurationError
 
     try:
         time_server_command()
@@ -108,7 +108,7 @@ def msc_site(
 def browser_installed() -> None:
     """Skips, saying what is missing and how to install it, where Playwright or Chromium is not installed.
     Named before a site fixture, it skips before the site is seeded."""
-    from eval.console_screens import INSTALL_HINT, missing_browser
+    from eval.console.screens import INSTALL_HINT, missing_browser
 
     reason = missing_browser()
     if reason is not None:
@@ -120,7 +120,7 @@ def browser(browser_installed: None) -> Iterator[Browser]:
     """Headless Chromium (the system's), one per module; skips visibly when it cannot be had."""
     from playwright.sync_api import sync_playwright
 
-    from eval.console_screens import launch
+    from eval.console.screens import launch
 
     with sync_playwright() as playwright:
         chromium = launch(playwright)
@@ -134,7 +134,7 @@ def browser(browser_installed: None) -> Iterator[Browser]:
 def browser_page(browser: Browser) -> Iterator[Page]:
     """A 1280x800 page in a fresh context; its console errors must be gone (none, or removed by the
     test as expected) when the test ends."""
-    from eval.console_screens import SIZES, new_page, watch_console
+    from eval.console.screens import SIZES, new_page, watch_console
 
     page = new_page(browser, SIZES[0])
     page.console_errors = watch_console(page)

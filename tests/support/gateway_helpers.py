@@ -32,9 +32,9 @@ from services.write.sync import run_sync
 from tests.servers.flaky_server import build_server as build_weather_station
 from tests.support.paths import ROOT, SERVERS
 from tests.support.uvicorn_thread import serving
-from tool_selector.embedding import Embedder
-from tool_selector.servers_config import ServerConfig, ServersFile, save_servers
-from tool_selector.settings import Settings
+from tool_selector.config.servers import ServerConfig, ServersFile, save_servers
+from tool_selector.config.settings import Settings
+from tool_selector.embedding.embedders import Embedder
 
 TIME_SERVER = ROOT / ".venv" / "bin" / "mcp-server-time"
 CLI = Path(sys.executable).parent / "tool-selector"

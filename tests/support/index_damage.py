@@ -10,9 +10,9 @@ from services.shared.container import Container
 from services.shared.indexing import build_index
 from services.write.catalog import import_catalog_dir
 from tests.support.catalogs import write_catalog
-from tool_selector.embedding import HashingEmbedder, MiniLMEmbedder
-from tool_selector.search.embedded_files import parse_pointer
-from tool_selector.settings import Settings
+from tool_selector.config.settings import Settings
+from tool_selector.embedding.embedders import HashingEmbedder, MiniLMEmbedder
+from tool_selector.search.embedded.files import parse_pointer
 
 DAMAGES = ("truncated vectors.npy", "truncated docs.jsonl", "garbage meta.json", "empty CURRENT")
 

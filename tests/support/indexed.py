@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
+from services.resolve.resolving import ResolveService
 from services.shared.container import Container
 from services.shared.indexing import refresh_index
-from services.shared.resolving import ResolveService
 from services.write.catalog import import_catalog_dir
 from services.write.enriching import enrich_catalog
 from tests.support.catalogs import tofu_settings
-from tool_selector.embedding import HashingEmbedder
-from tool_selector.indexing import IndexSummary
+from tool_selector.embedding.embedders import HashingEmbedder
+from tool_selector.index.build import IndexSummary
 
 EMBEDDER = HashingEmbedder(dim=384)
 SMALL_TOOLS = {

@@ -1,4 +1,4 @@
-"""A catalog and index as a tool-selector older than the naming rule (tool_selector/names.py) left them:
+"""A catalog and index as a tool-selector older than the naming rule (tool_selector/core/names.py) left them:
 names with ``::`` stored unchecked, and their documents in the search index."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from typing import Any
 
 from services.shared.container import Container
 from services.shared.indexing import build_index
-from tool_selector.indexing import build_document, embedding_text
-from tool_selector.models import CreationMethod, ServerSpec, ToolSpec
-from tool_selector.names import name_problem
+from tool_selector.core.models import CreationMethod, ServerSpec, ToolSpec
+from tool_selector.core.names import name_problem
+from tool_selector.index.build import build_document, embedding_text
 
 
 def store_as_older_version(

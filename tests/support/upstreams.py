@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 
 from tests.support.paths import SERVERS
-from tool_selector.servers_config import ServerConfig
+from tool_selector.config.servers import ServerConfig
 
 ServerScript = Callable[..., ServerConfig]
 

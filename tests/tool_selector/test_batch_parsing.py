@@ -21,7 +21,7 @@ from tool_selector.catalog.batch import (
     problems_of,
     read_batch_file,
 )
-from tool_selector.errors import CatalogFileError, InvalidInputError
+from tool_selector.core.errors import CatalogFileError, InvalidInputError
 
 BATCH = DATA / "batch"
 CSV_HEADER = "server,server_description,tool,tool_description,input_schema,tags\n"

@@ -14,8 +14,8 @@ from tool_selector.catalog.database import APPLICATION_ID, backup
 from tool_selector.catalog.schema import SCHEMA_VERSION
 from tool_selector.catalog.store import CatalogStore
 from tool_selector.catalog.writer import CatalogWriter
-from tool_selector.errors import CatalogDamagedError, ConflictError
-from tool_selector.models import CreationMethod, ServerSpec, ToolSpec
+from tool_selector.core.errors import CatalogDamagedError, ConflictError
+from tool_selector.core.models import CreationMethod, ServerSpec, ToolSpec
 
 
 def _header(path: Path, pragma: str) -> object:

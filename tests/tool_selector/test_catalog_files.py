@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from routes.cli import app
 from tests.support.paths import DEMO_CATALOG
 from tool_selector.catalog.files import read_catalog_dir
-from tool_selector.errors import CatalogFileError
+from tool_selector.core.errors import CatalogFileError
 
 SERVERS = [
     {"name": "Weather", "description": "Forecasts", "categories": ["weather"], "url": "https://w"},

@@ -1,5 +1,5 @@
 """The catalog's names for the shadowing check are read once, then brought up to date from the change log
-a server at a time (catalog/trust.py ``scan_context``): after any write, from this connection, another
+a server at a time (catalog/pins.py ``scan_context``): after any write, from this connection, another
 or another process, committed or rolled back, they answer as the names read anew would."""
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from tests.support.scan_contexts import answers
-from tool_selector.catalog import trust
+from tool_selector.catalog import pins as trust
 from tool_selector.catalog.store import CatalogStore
 from tool_selector.catalog.writer import CatalogWriter
-from tool_selector.models import CreationMethod, ServerSpec, ToolSpec
+from tool_selector.core.models import CreationMethod, ServerSpec, ToolSpec
 from tool_selector.trust.scanner import ScanContext
 
 TOOLS = {
@@ -111,7 +111,7 @@ def test_writes_of_another_connection_and_another_process_are_read_from_the_chan
         from pathlib import Path
         from tool_selector.catalog.store import CatalogStore
         from tool_selector.catalog.writer import CatalogWriter
-        from tool_selector.models import CreationMethod, ToolSpec
+        from tool_selector.core.models import CreationMethod, ToolSpec
         with CatalogStore(Path({str(store.path)!r})) as store:
             spec = ToolSpec(server="empty", name="list_notes", description="Lists notes elsewhere.")
             CatalogWriter(store).create_tool(spec, method=CreationMethod.IMPORTED, actor="other")

@@ -17,9 +17,9 @@ import pytest
 
 from tool_selector.catalog.store import CatalogStore
 from tool_selector.catalog.writer import CatalogWriter
-from tool_selector.errors import CatalogDamagedError, NotFoundError, StoreError, ToolSelectorError
-from tool_selector.hashing import canonical_json, server_hash, tool_hash
-from tool_selector.models import CreationMethod, ServerSpec, ToolSpec
+from tool_selector.core.errors import CatalogDamagedError, NotFoundError, StoreError, ToolSelectorError
+from tool_selector.core.hashing import canonical_json, server_hash, tool_hash
+from tool_selector.core.models import CreationMethod, ServerSpec, ToolSpec
 
 WEATHER_SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 
@@ -361,7 +361,7 @@ _KILLED_IMPORT = textwrap.dedent(
 
     from tool_selector.catalog.store import CatalogStore
     from tool_selector.catalog.writer import CatalogWriter
-    from tool_selector.models import CreationMethod, ServerSpec, ToolSpec
+    from tool_selector.core.models import CreationMethod, ServerSpec, ToolSpec
 
     path, servers_count = Path(sys.argv[1]), int(sys.argv[2])
     original = CatalogWriter._upsert_server
@@ -520,7 +520,7 @@ def test_a_database_from_a_newer_version_is_refused(tmp_path: Path) -> None:
 def test_the_models_import_without_warnings() -> None:
     """pytest runs with -W error: a warning at import time breaks every test module."""
     run = subprocess.run(
-        [sys.executable, "-W", "error", "-c", "import tool_selector.models, tool_selector.catalog.store"],
+        [sys.executable, "-W", "error", "-c", "import tool_selector.core.models, tool_selector.catalog.store"],  # noqa: E501
         capture_output=True,
         text=True,
         check=False,

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tool_selector import wordmatrix
-from tool_selector.evidence import RANKED_FIELDS, CatalogTerms
-from tool_selector.models import ToolDocument
-from tool_selector.wordmatrix import WordMatrix
+from tool_selector.core.models import ToolDocument
+from tool_selector.resolve import wordmatrix
+from tool_selector.resolve.evidence import RANKED_FIELDS, CatalogTerms
+from tool_selector.resolve.wordmatrix import WordMatrix
 
 BENCHMARKS = Path(__file__).resolve().parents[2].parent / "shared" / "benchmarks"
 

@@ -15,13 +15,13 @@ import pytest
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.isotonic import IsotonicRegression
 
-from eval.calibrate_fit import BOOSTING, export_ensemble
+from eval.fitting.calibrate_fit import BOOSTING, export_ensemble
 from services.shared.container import Container
 from tests.support.paths import BENCHMARKS, ROOT
-from tool_selector.confidence import Calibration, Head, Isotonic, Tree, TreeEnsemble, load_calibration
-from tool_selector.errors import CalibrationError
-from tool_selector.evidence import FEATURES
-from tool_selector.resolve import Resolver
+from tool_selector.core.errors import CalibrationError
+from tool_selector.resolve.evidence import FEATURES
+from tool_selector.resolve.resolver import Resolver
+from tool_selector.route.confidence import Calibration, Head, Isotonic, Tree, TreeEnsemble, load_calibration
 
 PACKAGED = ROOT / "tool_selector" / "calibration" / "confidence-v2.json"
 SMALL = BENCHMARKS / "small"
@@ -143,8 +143,8 @@ def test_the_packaged_calibration_loads_and_records_how_it_was_fitted() -> None:
 @pytest.mark.parametrize("name", ["msc_k10", "metatool_k10", "livemcp_k10"])
 def test_the_packaged_hold_out_is_the_shipped_small_catalogs_as_they_are(name: str) -> None:
     """Seed 1 at 10 servers is held out of the fit; it must be exactly shared/benchmarks/small/."""
-    from eval.dataset import check_dataset_dir, dataset_folders
-    from eval.workspace import catalog_files_hash
+    from eval.quality.dataset import check_dataset_dir, dataset_folders
+    from eval.quality.workspace import catalog_files_hash
 
     if not (SMALL / name).is_dir():
         pytest.skip(f"benchmark data not present at {SMALL / name}")
@@ -217,7 +217,7 @@ def test_a_calibration_fitted_for_another_embedding_size_is_refused_by_the_resol
 
 
 def test_an_off_topic_query_is_routed_below_an_on_topic_one(demo_container: Container) -> None:
-    from services.shared.resolving import ResolveService
+    from services.resolve.resolving import ResolveService
 
     service = ResolveService(demo_container)
     on_resolution, on_topic = service.resolve_and_route("list the open issues of my GitHub project")
@@ -231,7 +231,7 @@ def test_an_off_topic_query_is_routed_below_an_on_topic_one(demo_container: Cont
 
 
 def test_a_calibration_file_over_max_file_bytes_is_refused_naming_the_limit(tmp_path: Path) -> None:
-    from tool_selector.settings import Settings
+    from tool_selector.config.settings import Settings
 
     big = tmp_path / "calibration.json"
     big.write_text(json.dumps({"format": "padding", "pad": "x" * 8192}))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tool_selector.embedding import Embedder, MiniLMEmbedder
+from tool_selector.embedding.embedders import Embedder, MiniLMEmbedder
 
 TEXTS = [
     "get current time in a timezone",

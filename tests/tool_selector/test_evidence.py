@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from tool_selector.evidence import FEATURES, CatalogTerms, evidence_of
-from tool_selector.models import MatchType, PowerCandidate, SearchHit, ToolDocument
+from tool_selector.core.models import MatchType, PowerCandidate, SearchHit, ToolDocument
+from tool_selector.resolve.evidence import FEATURES, CatalogTerms, evidence_of
 
 
 def _doc(server: str, name: str, description: str, **enriched: str | list[str]) -> ToolDocument:

@@ -1,4 +1,4 @@
-"""The size-limited reader of files a person names (tool_selector/files.py): a device, a FIFO or a file
+"""The size-limited reader of files a person names (tool_selector/core/files.py): a device, a FIFO or a file
 over the limit is refused at once, saying the file, the limit and what to do."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tool_selector.errors import CalibrationError, CatalogFileError
-from tool_selector.files import describe_size, read_bytes_limited, read_text_limited
+from tool_selector.core.errors import CalibrationError, CatalogFileError
+from tool_selector.core.files import describe_size, read_bytes_limited, read_text_limited
 
 
 def test_dev_zero_is_refused_without_being_read() -> None:

@@ -1,4 +1,4 @@
-"""The naming rule of servers and tools (tool_selector/names.py) at the models every entry point builds,
+"""The naming rule of servers and tools (tool_selector/core/names.py) at the models every entry point builds,
 the catalog and CSV batch readers that refuse a bad name whole, and tool ids that split one way only."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from pydantic import ValidationError
 from tests.support.paths import BENCHMARKS
 from tool_selector.catalog.batch import parse_catalog_json, parse_csv, parse_mcp_servers, problems_of
 from tool_selector.catalog.files import read_catalog_dir
-from tool_selector.errors import CatalogFileError
-from tool_selector.models import ServerSpec, ToolSpec
-from tool_selector.names import shown_name, split_tool_id, tool_id
+from tool_selector.core.errors import CatalogFileError
+from tool_selector.core.models import ServerSpec, ToolSpec
+from tool_selector.core.names import shown_name, split_tool_id, tool_id
 
 BAD_NAMES = {
     "NUL": "bad\x00name",

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from services.shared.container import Container
-from tool_selector.batching import QueryBatcher, embed_queries
-from tool_selector.embedding import HashingEmbedder, LazyEmbedder, MiniLMEmbedder, model_id_for
-from tool_selector.errors import EmbedderError
-from tool_selector.settings import Settings
+from tool_selector.config.settings import Settings
+from tool_selector.core.errors import EmbedderError
+from tool_selector.embedding.batching import QueryBatcher, embed_queries
+from tool_selector.embedding.embedders import HashingEmbedder, LazyEmbedder, MiniLMEmbedder, model_id_for
 
 QUERIES = [
     "what time is it in Tokyo",

@@ -8,15 +8,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from services.resolve.resolving import ResolveService
 from services.shared.container import Container
-from services.shared.resolving import ResolveService
-from tool_selector.confidence import Tree, TreeEnsemble
-from tool_selector.errors import CalibrationError
-from tool_selector.evidence import CatalogTerms
-from tool_selector.models import SearchHit, ToolDocument, with_score
-from tool_selector.rerank.features import RANK_FEATURES, Candidates, rank_features
-from tool_selector.rerank.model import RankerModel, load_ranker
-from tool_selector.resolve import Resolver, rerank
+from tool_selector.core.errors import CalibrationError
+from tool_selector.core.models import SearchHit, ToolDocument, with_score
+from tool_selector.resolve.evidence import CatalogTerms
+from tool_selector.resolve.rerank.features import RANK_FEATURES, Candidates, rank_features
+from tool_selector.resolve.rerank.model import RankerModel, load_ranker
+from tool_selector.resolve.resolver import Resolver, rerank
+from tool_selector.route.confidence import Tree, TreeEnsemble
 from tool_selector.search.text import tokenize
 
 
@@ -128,7 +128,7 @@ def test_a_rescored_hit_is_the_hit_with_only_its_score_changed() -> None:
 def test_lightgbm_trees_exported_score_as_lightgbm_does() -> None:
     import lightgbm as lgb
 
-    from eval.train_ranker import LEARNER, export
+    from eval.fitting.train_ranker import LEARNER, export
 
     rng = np.random.default_rng(0)
     rows = rng.random((400, len(RANK_FEATURES)))

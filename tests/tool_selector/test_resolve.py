@@ -7,11 +7,11 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
+from services.resolve.resolving import ResolveService
 from services.shared.container import Container
-from services.shared.resolving import ResolveService
-from tool_selector.embedding import MiniLMEmbedder
-from tool_selector.errors import InvalidInputError
-from tool_selector.resolve import Resolver
+from tool_selector.core.errors import InvalidInputError
+from tool_selector.embedding.embedders import MiniLMEmbedder
+from tool_selector.resolve.resolver import Resolver
 
 
 class _CountingEmbedder:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from tool_selector.models import MatchType, PowerCandidate, Resolution, ToolSummary
-from tool_selector.routing import MAX_AVAILABLE_POWERS, PowerInfo, route, tier_of
-from tool_selector.settings import Settings, TierThresholds
+from tool_selector.config.settings import Settings, TierThresholds
+from tool_selector.core.models import MatchType, PowerCandidate, Resolution, ToolSummary
+from tool_selector.route.tiers import MAX_AVAILABLE_POWERS, PowerInfo, route, tier_of
 
 DEFAULTS = TierThresholds()
 

@@ -16,9 +16,11 @@ from services.shared.container import Container
 from services.shared.indexing import index_is_current, refresh_index
 from services.write.catalog import import_catalog_dir
 from services.write.enriching import enrich_catalog
-from tool_selector.embedding import MiniLMEmbedder
-from tool_selector.errors import ConfigurationError
-from tool_selector.indexing import (
+from tool_selector.config.settings import Settings, load_settings
+from tool_selector.core.errors import ConfigurationError
+from tool_selector.core.models import ToolDocument
+from tool_selector.embedding.embedders import MiniLMEmbedder
+from tool_selector.index.build import (
     MAX_FIELD_CHARS,
     MAX_SERVER_VECTOR_CHARS,
     build_documents,
@@ -26,9 +28,7 @@ from tool_selector.indexing import (
     build_server_documents,
     server_embedding_text,
 )
-from tool_selector.models import ToolDocument
 from tool_selector.search.backend import SearchQuery
-from tool_selector.settings import Settings, load_settings
 
 SERVERS = [
     {"name": "Sky Watch", "description": "Meteorological observations and rain radar imagery."},

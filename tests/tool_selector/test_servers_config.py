@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 
 from tests.support.paths import ROOT
-from tool_selector.errors import CatalogFileError, InvalidInputError
-from tool_selector.servers_config import (
+from tool_selector.config.servers import (
     ServerConfig,
     ServersFile,
     load_servers,
     read_client_config,
     save_servers,
 )
+from tool_selector.core.errors import CatalogFileError, InvalidInputError
 
 
 def test_a_missing_configuration_file_is_an_empty_configuration(tmp_path: Path) -> None:

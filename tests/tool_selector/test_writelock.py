@@ -1,5 +1,6 @@
-"""The writer lock of a data folder (tool_selector/writelock.py) between real processes, and the process
-identity it and the jobs rely on (tool_selector/processes.py)."""
+"""The writer lock of a data folder (tool_selector/catalog/writelock.py) between real processes, and the
+process
+identity it and the jobs rely on (tool_selector/core/processes.py)."""
 
 from __future__ import annotations
 
@@ -14,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from tool_selector.errors import LockedError
-from tool_selector.processes import ProcessRef, current_process, is_running
-from tool_selector.writelock import write_lock_for
+from tool_selector.catalog.writelock import write_lock_for
+from tool_selector.core.errors import LockedError
+from tool_selector.core.processes import ProcessRef, current_process, is_running
 
 HOLDER = """
 import sys
 from pathlib import Path
-from tool_selector.writelock import write_lock_for
+from tool_selector.catalog.writelock import write_lock_for
 with write_lock_for(Path(sys.argv[1])).held("a test write", wait_s=0):
     print("held", flush=True)
     sys.stdin.readline()

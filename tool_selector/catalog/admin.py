@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from tool_selector.errors import NotFoundError
-from tool_selector.processes import ProcessRef, is_running
+from tool_selector.core.errors import NotFoundError
+from tool_selector.core.processes import ProcessRef, is_running
 
 if TYPE_CHECKING:  # the store's modules write audit records through this one
     from tool_selector.catalog.store import CatalogStore

@@ -12,11 +12,11 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from tool_selector.catalog.admin import AuditRecord, write_audit
+from tool_selector.catalog.pins import Gate, decide, get_entry, put_pin, scan_context, supersede
 from tool_selector.catalog.rows import insert_tool, rehash_server, update_tool_row
-from tool_selector.catalog.server_trust import apply_approved
-from tool_selector.catalog.trust import Gate, decide, get_entry, put_pin, scan_context, supersede
-from tool_selector.errors import ConflictError, NotFoundError
-from tool_selector.models import CreationMethod, ToolSpec
+from tool_selector.catalog.server_pins import apply_approved
+from tool_selector.core.errors import ConflictError, NotFoundError
+from tool_selector.core.models import CreationMethod, ToolSpec
 from tool_selector.trust.models import EntryState, QuarantineEntry, TrustMode, VetSummary
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ class Approvals:
         now = at.isoformat(timespec="microseconds")
         with self._store._transaction() as db:
             entry = self._open_entry(db, entry_id, "approve")
-            if entry.subject == "server":  # a server's shown text (server_trust.py)
+            if entry.subject == "server":  # a server's shown text (server_pins.py)
                 decide(db, entry.id, "approved", actor, now)
                 apply_approved(db, entry.server, entry.new_definition, actor, now)
                 self._decision_record(db, entry, "server.approve", actor, at, note)

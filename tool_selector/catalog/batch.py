@@ -35,11 +35,11 @@ from tool_selector.catalog.files import (
     load_json_text,
     read_catalog_dir,
 )
-from tool_selector.errors import CatalogFileError, InvalidInputError
-from tool_selector.files import DEFAULT_MAX_FILE_BYTES, read_bytes_limited
-from tool_selector.models import ServerSpec, ToolSpec
-from tool_selector.names import TakenNames, case_copy_problem, tool_id
-from tool_selector.servers_config import ServerConfig, client_entry_config
+from tool_selector.config.servers import ServerConfig, client_entry_config
+from tool_selector.core.errors import CatalogFileError, InvalidInputError
+from tool_selector.core.files import DEFAULT_MAX_FILE_BYTES, read_bytes_limited
+from tool_selector.core.models import ServerSpec, ToolSpec
+from tool_selector.core.names import TakenNames, case_copy_problem, tool_id
 
 BatchFormat = Literal["catalog", "csv", "mcpservers"]
 CSV_COLUMNS = ("server", "server_description", "tool", "tool_description", "input_schema", "tags")

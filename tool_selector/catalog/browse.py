@@ -3,7 +3,7 @@
 One SQL query per page, so a page costs the same at 2k tools and at 100k: a text filter (name,
 description or server, case-insensitive, as typed: no wildcards), a server, and a state (an
 enrichment state, or ``held``). Each row says whether the tool's enrichment matches its current
-definition and whether the tool is held for approval (tool_selector/catalog/trust.py's rule).
+definition and whether the tool is held for approval (tool_selector/catalog/pins.py's rule).
 """
 
 from __future__ import annotations

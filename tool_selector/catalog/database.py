@@ -19,7 +19,7 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tool_selector.errors import CatalogDamagedError, ConflictError, StoreError
+from tool_selector.core.errors import CatalogDamagedError, ConflictError, StoreError
 
 if TYPE_CHECKING:
     from tool_selector.catalog.store import CatalogStore

@@ -17,10 +17,10 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from tool_selector.errors import CatalogFileError
-from tool_selector.files import DEFAULT_MAX_FILE_BYTES, read_bytes_limited
-from tool_selector.models import ServerSpec, ToolSpec
-from tool_selector.names import TakenNames, case_copy_problem, tool_id
+from tool_selector.core.errors import CatalogFileError
+from tool_selector.core.files import DEFAULT_MAX_FILE_BYTES, read_bytes_limited
+from tool_selector.core.models import ServerSpec, ToolSpec
+from tool_selector.core.names import TakenNames, case_copy_problem, tool_id
 
 FORMAT_HINT = (
     "A catalog folder holds servers.json (a list of {name, description, ...}) and tools.json "
@@ -111,7 +111,7 @@ def check_servers(
 ) -> list[ServerSpec]:
     """Servers in the benchmark format; unknown keys become metadata; a name listed twice is a problem,
     and so is one that copies a ``taken`` name (servers in the catalog or the configuration) or another
-    of the list up to case (tool_selector/names.py)."""
+    of the list up to case (tool_selector/core/names.py)."""
     servers: list[ServerSpec] = []
     seen: set[str] = set()
     names = TakenNames(taken)

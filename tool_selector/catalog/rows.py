@@ -10,9 +10,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from tool_selector.errors import InvalidInputError, NotFoundError
-from tool_selector.hashing import server_hash
-from tool_selector.models import CreationMethod, ServerSpec, ToolSpec
+from tool_selector.core.errors import InvalidInputError, NotFoundError
+from tool_selector.core.hashing import server_hash
+from tool_selector.core.models import CreationMethod, ServerSpec, ToolSpec
 
 
 class ImportSummary(BaseModel):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 SCHEMA_VERSION = 7  # 2 profiles, enrichments, discovery; 3 gateway_sessions; 4 provenance, keys, audit, jobs;
 # 5 output schemas, definition hashes, tool pins and the quarantine (trust); 6 the change log; 7 server pins
-# and server entries in the quarantine (catalog/server_trust.py)
+# and server entries in the quarantine (catalog/server_pins.py)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

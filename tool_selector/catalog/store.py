@@ -23,11 +23,11 @@ from typing import Any
 
 import numpy as np
 
-from tool_selector.catalog import database, server_trust, trust
+from tool_selector.catalog import database, pins, server_pins
 from tool_selector.catalog.schema import ADDED_COLUMNS, SCHEMA, SCHEMA_VERSION
-from tool_selector.errors import CatalogDamagedError, NotFoundError, StoreError
-from tool_selector.hashing import sha256_of
-from tool_selector.models import (
+from tool_selector.core.errors import CatalogDamagedError, NotFoundError, StoreError
+from tool_selector.core.hashing import sha256_of
+from tool_selector.core.models import (
     DiscoveryStatus,
     GatewaySessionStats,
     ServerProfile,
@@ -101,7 +101,7 @@ class CatalogStore:
         rolls back everything, which makes a batch of single writes all-or-nothing). Used by this module
         and its siblings in the catalog package only (writer.py, admin.py): no connection leaves it. A
         write the disk refuses (full, I/O error, read-only) is rolled back and raised as StoreError."""
-        with database.transaction(self._db, self.path, trust.transaction_ended) as db:
+        with database.transaction(self._db, self.path, pins.transaction_ended) as db:
             yield db
 
     def _stored_version(self) -> int | None:
@@ -123,7 +123,7 @@ class CatalogStore:
         catalog keeps working and later changes are held."""
         at = _now()
         if stored < 7:
-            server_trust.pin_existing_servers(self._db, at)
+            server_pins.pin_existing_servers(self._db, at)
         for row in self._db.execute("SELECT * FROM tools").fetchall() if stored < 5 else ():
             tool = _tool_record(row)
             digest = tool.definition_hash()
@@ -175,7 +175,7 @@ class CatalogStore:
             rows = self._db.execute("SELECT * FROM tools ORDER BY server, name").fetchall()
         else:
             rows = self._db.execute("SELECT * FROM tools WHERE server=? ORDER BY name", (server,)).fetchall()
-        held = trust.held_tool_ids(self._db, server) if cleared_only else set()
+        held = pins.held_tool_ids(self._db, server) if cleared_only else set()
         return [_tool_record(r) for r in rows if r["id"] not in held]
 
     def get_tool(self, tool_id: str) -> ToolRecord:
@@ -196,7 +196,7 @@ class CatalogStore:
         rows = self._db.execute("SELECT name, description, metadata, content_hash FROM servers ORDER BY name")
         servers = [[r["name"], r["description"], r["metadata"], r["content_hash"]] for r in rows]
         enriched = self._db.execute("SELECT tool_id, enrichment_hash FROM enrichments ORDER BY tool_id")
-        held = sorted(trust.held_tool_ids(self._db))
+        held = sorted(pins.held_tool_ids(self._db))
         profiles = self._db.execute(
             "SELECT server, profile_hash, json_extract(data, '$.domain'), "
             "json_extract(data, '$.semantic_keywords'), json_extract(data, '$.primary_capabilities') "
@@ -211,23 +211,23 @@ class CatalogStore:
             ]
         )
 
-    # -- trust: pins and the quarantine (catalog/trust.py) ----------------------------------------
+    # -- trust: pins and the quarantine (catalog/pins.py) ----------------------------------------
 
     def held_tool_ids(self, server: str | None = None) -> set[str]:
         """Tools kept from the index and from agents: no matching pin, or a pending quarantine entry
         (of ``server`` only, when given: what one write needs to know)."""
-        return trust.held_tool_ids(self._db, server)
+        return pins.held_tool_ids(self._db, server)
 
     def pins(self, server: str) -> dict[str, Pin]:
-        return trust.pins_of(self._db, server)
+        return pins.pins_of(self._db, server)
 
     def quarantine_entries(
         self, *, states: Sequence[EntryState] = ("pending",), server: str | None = None
     ) -> list[QuarantineEntry]:
-        return trust.list_entries(self._db, states=states, server=server)
+        return pins.list_entries(self._db, states=states, server=server)
 
     def quarantine_entry(self, entry_id: str) -> QuarantineEntry:
-        entry = trust.get_entry(self._db, entry_id.strip())
+        entry = pins.get_entry(self._db, entry_id.strip())
         if entry is None:
             raise NotFoundError(
                 f"No quarantine entry {entry_id!r}.",
@@ -341,11 +341,11 @@ class CatalogStore:
 
     def change_seq(self) -> int:
         """The last change's number (0 before any); pruned changes keep their numbers used."""
-        return trust.change_seq(self._db)
+        return pins.change_seq(self._db)
 
     def servers_changed_since(self, seq: int) -> set[str] | None:
         """The servers changed after change ``seq``; None when the log was pruned past it (redo all)."""
-        return trust.servers_changed_since(self._db, seq)
+        return pins.servers_changed_since(self._db, seq)
 
     def prune_changes(self, keep_after: int) -> None:
         """Forget the changes up to ``keep_after`` (every index has caught up with them)."""

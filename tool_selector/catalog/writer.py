@@ -16,6 +16,7 @@ from typing import Any
 
 from tool_selector.catalog.admin import AuditRecord, write_audit
 from tool_selector.catalog.approvals import Approvals
+from tool_selector.catalog.pins import Gate, forget_tool, scan_context
 from tool_selector.catalog.rows import (
     ImportSummary,
     delete_server_rows,
@@ -26,12 +27,11 @@ from tool_selector.catalog.rows import (
     rehash_server,
     update_tool_row,
 )
-from tool_selector.catalog.server_trust import OPERATOR_KEYS, ServerGate
+from tool_selector.catalog.server_pins import OPERATOR_KEYS, ServerGate
 from tool_selector.catalog.store import CatalogStore
-from tool_selector.catalog.trust import Gate, forget_tool, scan_context
-from tool_selector.errors import ConflictError, InvalidInputError
-from tool_selector.hashing import server_hash, sha256_of
-from tool_selector.models import CreationMethod, ServerRecord, ServerSpec, ToolRecord, ToolSpec
+from tool_selector.core.errors import ConflictError, InvalidInputError
+from tool_selector.core.hashing import server_hash, sha256_of
+from tool_selector.core.models import CreationMethod, ServerRecord, ServerSpec, ToolRecord, ToolSpec
 from tool_selector.trust.models import FoundBy, TrustMode, VetSummary
 
 AUDIT_NAMES_LIMIT = 100  # server names listed in one import's audit record
@@ -64,7 +64,7 @@ def _stamp() -> tuple[datetime, str]:
 class CatalogWriter(Approvals):
     """Writes servers, tools, pins and their audit records through one store's connection.
 
-    Every write of a tool definition is vetted (catalog/trust.py) under the write's ``trust`` mode;
+    Every write of a tool definition is vetted (catalog/pins.py) under the write's ``trust`` mode;
     approving and rejecting held definitions is in ``Approvals`` (catalog/approvals.py)."""
 
     def __init__(self, store: CatalogStore) -> None:
@@ -161,7 +161,7 @@ class CatalogWriter(Approvals):
     def create_server(
         self, spec: ServerSpec, *, method: CreationMethod, actor: str, trust: TrustMode = "tofu"
     ) -> ServerRecord:
-        """Insert one server, its text vetted under ``trust`` (held text is not stored: server_trust.py)."""
+        """Insert one server, its text vetted under ``trust`` (held text is not stored: server_pins.py)."""
         at, now = _stamp()
         with self._store._transaction() as db:
             if db.execute("SELECT 1 FROM servers WHERE name=?", (spec.name,)).fetchone() is not None:
@@ -190,7 +190,7 @@ class CatalogWriter(Approvals):
         trust: TrustMode = "tofu",
         found_by: FoundBy = "registration",
     ) -> tuple[ServerRecord, bool]:
-        """Apply the given fields, vetted under ``trust`` (held text is not stored: server_trust.py);
+        """Apply the given fields, vetted under ``trust`` (held text is not stored: server_pins.py);
         returns the record and whether anything stored changed."""
         at, now = _stamp()
         with self._store._transaction() as db:

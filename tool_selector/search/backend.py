@@ -15,7 +15,7 @@ from typing import Literal, Protocol, runtime_checkable
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from tool_selector.models import SearchHit, ToolDocument
+from tool_selector.core.models import SearchHit, ToolDocument
 
 Fusion = Literal["relative_score", "ranked"]
 Target = Literal["tools", "servers"]

@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from tool_selector.errors import ConfigurationError, InvalidInputError, StoreError
-from tool_selector.search.embedded_files import damaged
+from tool_selector.core.errors import ConfigurationError, InvalidInputError, StoreError
+from tool_selector.search.embedded.files import damaged
 
 INDEX_FILE = "vectors.ivf"
 ANN_MIN = 20_000

@@ -19,8 +19,8 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
 
-from tool_selector.errors import InvalidInputError
-from tool_selector.models import ServerSpec, ToolSpec
+from tool_selector.core.errors import InvalidInputError
+from tool_selector.core.models import ServerSpec, ToolSpec
 
 DESCRIPTION_CHARS = 20_000  # the longest real descriptions are a few thousand (livemcpbench: 3,866)
 METADATA_CHARS = 20_000

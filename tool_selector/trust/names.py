@@ -5,7 +5,7 @@
 many servers serve each lowercased name, and the servers by their lowercased names (a description that
 speaks of "the git server" names one). ``set_server`` replaces one server's names in place at the
 cost of what changed, so a catalog of 100k tools need not be read again after each write
-(tool_selector/catalog/trust.py keeps one up to date from the catalog's change log).
+(tool_selector/catalog/pins.py keeps one up to date from the catalog's change log).
 """
 
 from __future__ import annotations

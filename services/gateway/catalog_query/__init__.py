@@ -18,5 +18,5 @@ description, never the enriched text.
     view        the snapshot and its answers
 
 Words are normalised by ``semantic_enrichment.words``, the forms the enricher writes. The benchmark
-is ``eval.bench_catalog_query``.
+is ``eval.bench.catalog_query``.
 """

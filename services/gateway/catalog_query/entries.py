@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 from semantic_enrichment.profiling import compute_profile_hash
 from semantic_enrichment.words import normalise
-from tool_selector.indexing import server_tags
-from tool_selector.models import DiscoveryStatus, ServerProfile, ServerRecord, ToolEnrichment, ToolRecord
+from tool_selector.core.models import DiscoveryStatus, ServerProfile, ServerRecord, ToolEnrichment, ToolRecord
+from tool_selector.index.build import server_tags
 from tool_selector.search.text import split_identifiers
 
 MATCH_DESCRIPTION_CHARS = 1000  # only the start of a description is searched for words

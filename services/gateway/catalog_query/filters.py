@@ -6,8 +6,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from tool_selector.errors import InvalidInputError
-from tool_selector.names import MAX_NAME_CHARS, shown_name
+from tool_selector.core.errors import InvalidInputError
+from tool_selector.core.names import MAX_NAME_CHARS, shown_name
 
 QUERY_TYPES = ("servers", "tools", "check_tool", "profile")
 DEFAULT_LIMIT = 20

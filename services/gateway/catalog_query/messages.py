@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from services.gateway.catalog_query.filters import MAX_LIMIT
-from tool_selector.errors import NotFoundError
+from tool_selector.core.errors import NotFoundError
 
 
 def q(value: str) -> str:

@@ -20,7 +20,7 @@ from services.gateway.catalog_query.messages import (
     unknown_server,
 )
 from tool_selector.catalog.store import CatalogStore
-from tool_selector.models import DiscoveryStatus, ToolRecord
+from tool_selector.core.models import DiscoveryStatus, ToolRecord
 from tool_selector.trust.shown import server_description
 
 logger = logging.getLogger(__name__)

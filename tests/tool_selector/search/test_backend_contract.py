@@ -35,11 +35,11 @@ from tests.support.backends import (
     server_query,
 )
 from tests.support.weaviate_fake import FakeWeaviate
-from tool_selector.errors import IndexMissingError
+from tool_selector.config.settings import DEFAULT_FIELD_BOOSTS, DEFAULT_SERVER_FIELD_BOOSTS
+from tool_selector.core.errors import IndexMissingError
 from tool_selector.search.backend import SearchBackend, SearchQuery
-from tool_selector.search.embedded import EmbeddedBackend
-from tool_selector.search.weaviate_backend import WeaviateBackend, WeaviateConfig
-from tool_selector.settings import DEFAULT_FIELD_BOOSTS, DEFAULT_SERVER_FIELD_BOOSTS
+from tool_selector.search.embedded.backend import EmbeddedBackend
+from tool_selector.search.weaviate.backend import WeaviateBackend, WeaviateConfig
 
 KINDS = ["embedded", "weaviate-loopback", "weaviate-live"]
 

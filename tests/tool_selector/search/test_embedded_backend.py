@@ -18,10 +18,10 @@ import pytest
 from tests.support.backends import CATALOG, EMBEDDER, SERVERS, server_query
 from tests.support.backends import doc as _doc
 from tests.support.index_damage import DAMAGES, current_generation, damage
-from tool_selector.errors import IndexDamagedError, IndexMissingError
+from tool_selector.config.settings import DEFAULT_FIELD_BOOSTS
+from tool_selector.core.errors import IndexDamagedError, IndexMissingError
 from tool_selector.search.backend import SearchQuery, fuse_ranked, fuse_relative
-from tool_selector.search.embedded import EmbeddedBackend
-from tool_selector.settings import DEFAULT_FIELD_BOOSTS
+from tool_selector.search.embedded.backend import EmbeddedBackend
 
 
 def _backend(directory: Path) -> EmbeddedBackend:

@@ -12,10 +12,10 @@ import pytest
 from tests.support.backends import CATALOG, EMBEDDER, SERVERS, query, server_query
 from tests.support.backends import doc as _doc
 from tests.support.index_damage import current_generation
-from tool_selector.errors import IndexDamagedError
-from tool_selector.models import ToolDocument
-from tool_selector.search import embedded
-from tool_selector.search.embedded import EmbeddedBackend
+from tool_selector.core.errors import IndexDamagedError
+from tool_selector.core.models import ToolDocument
+from tool_selector.search.embedded import backend as embedded
+from tool_selector.search.embedded.backend import EmbeddedBackend
 from tool_selector.search.keyword import KeywordIndex
 
 

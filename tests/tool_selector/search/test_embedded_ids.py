@@ -8,9 +8,9 @@ from pathlib import Path
 
 from tests.support.backends import CATALOG, EMBEDDER, SERVERS, server_doc
 from tests.support.backends import doc as _doc
-from tool_selector.indexed import indexed_ids, upsert_documents
+from tool_selector.index.written import indexed_ids, upsert_documents
 from tool_selector.search.backend import Target
-from tool_selector.search.embedded import EmbeddedBackend
+from tool_selector.search.embedded.backend import EmbeddedBackend
 
 SCOPES = [{"Code Host"}, {"Notes", "Weather"}, {"Clock", "Nowhere"}, {"Maps"}, set()]
 

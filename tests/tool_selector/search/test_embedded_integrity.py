@@ -17,10 +17,10 @@ import pytest
 from tests.support.backends import CATALOG, EMBEDDER, SERVERS, query
 from tests.support.backends import doc as _doc
 from tests.support.index_damage import current_generation
-from tool_selector.errors import IndexDamagedError, InvalidInputError
-from tool_selector.models import ToolDocument
-from tool_selector.search import embedded
-from tool_selector.search.embedded import EmbeddedBackend
+from tool_selector.core.errors import IndexDamagedError, InvalidInputError
+from tool_selector.core.models import ToolDocument
+from tool_selector.search.embedded import backend as embedded
+from tool_selector.search.embedded.backend import EmbeddedBackend
 
 REPAIR = "Run `tool-selector index rebuild`"
 CHANGED = "has changed since it was written: its sha256 is not the one meta.json records"

@@ -11,9 +11,9 @@ import pytest
 from tests.support.backends import CATALOG, EMBEDDER, SERVERS, query
 from tests.support.backends import doc as _doc
 from tests.support.index_damage import current_generation
-from tool_selector.errors import InvalidInputError
-from tool_selector.models import ToolDocument
-from tool_selector.search.embedded import EmbeddedBackend
+from tool_selector.core.errors import InvalidInputError
+from tool_selector.core.models import ToolDocument
+from tool_selector.search.embedded.backend import EmbeddedBackend
 
 FILES = ("meta.json", "docs.jsonl", "vectors.npy", "servers.jsonl", "server_vectors.npy")
 

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tool_selector.errors import ConfigurationError, IndexDamagedError, InvalidInputError
+from tool_selector.core.errors import ConfigurationError, IndexDamagedError, InvalidInputError
 from tool_selector.search import vectors as vectors_module
 from tool_selector.search.vectors import INDEX_FILE, VectorSearch, default_lists, default_probes
 

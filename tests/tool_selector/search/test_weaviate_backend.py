@@ -20,9 +20,9 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from routes.cli import app
+from services.resolve.resolving import ResolveService
 from services.shared.container import Container
 from services.shared.indexing import build_index
-from services.shared.resolving import ResolveService
 from services.write.catalog import import_catalog_dir
 from tests.support.backends import (
     CATALOG,
@@ -37,13 +37,18 @@ from tests.support.backends import (
 )
 from tests.support.paths import GATEWAY_DEMO
 from tests.support.weaviate_fake import FakeWeaviate
-from tool_selector.embedding import MiniLMEmbedder
-from tool_selector.errors import BackendUnavailableError, ConfigurationError, IndexMissingError, StoreError
+from tool_selector.config.settings import DEFAULT_FIELD_BOOSTS, DEFAULT_SERVER_FIELD_BOOSTS, Settings
+from tool_selector.core.errors import (
+    BackendUnavailableError,
+    ConfigurationError,
+    IndexMissingError,
+    StoreError,
+)
+from tool_selector.embedding.embedders import MiniLMEmbedder
 from tool_selector.search.text import weighted_tokens
-from tool_selector.search.weaviate_backend import WeaviateBackend, WeaviateConfig, object_uuid
-from tool_selector.search.weaviate_objects import SERVERS as SERVER_LAYOUT
-from tool_selector.search.weaviate_objects import explained_keyword_score, query_properties
-from tool_selector.settings import DEFAULT_FIELD_BOOSTS, DEFAULT_SERVER_FIELD_BOOSTS, Settings
+from tool_selector.search.weaviate.backend import WeaviateBackend, WeaviateConfig, object_uuid
+from tool_selector.search.weaviate.objects import SERVERS as SERVER_LAYOUT
+from tool_selector.search.weaviate.objects import explained_keyword_score, query_properties
 
 
 @pytest.fixture

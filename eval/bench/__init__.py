@@ -1,0 +1,1 @@
+"""Benchmarks that print figures: resolve, sync, gateway, REST API, scale, scanner."""

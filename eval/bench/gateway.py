@@ -1,0 +1,131 @@
+"""Gateway figures: resolve_intent round trips over stdio, activation overhead, tokens saved.
+
+In a fresh temporary data folder (the model export in the cache folder is shared): a real
+``tool-selector sync`` of the given server configuration, then a real ``tool-selector serve`` with
+the mcp Client talking to it over stdio, as an agent's client would.
+
+- resolve_intent round trip: warm (after a few calls), wall time from the client's call to its answer.
+- activation overhead: ``activate_power(P)`` through the gateway minus the time the same server takes
+  to start, initialize and list its tools when the mcp client talks to it directly (medians).
+- tokens: ``services/gateway/tokens.account_tokens`` over the queries.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import StdioServerParameters
+from mcp.client.client import Client
+
+from services.gateway.tokens import account_tokens
+from services.resolve.resolving import ResolveService
+from services.shared.container import Container
+from services.shared.upstream import list_all_tools, open_session
+from tool_selector.config.servers import get_server_config, load_servers
+from tool_selector.config.settings import Settings
+
+_CLI = Path(sys.executable).parent / "tool-selector"
+
+
+def _ms(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000, 2)
+
+
+async def _direct_start(name: str, servers_file: Path, rounds: int) -> list[float]:
+    config = get_server_config(load_servers(servers_file), name)
+    times = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        async with open_session(name, config, environ=os.environ) as upstream:
+            await list_all_tools(upstream.session)
+            times.append(time.perf_counter() - started)
+    return times
+
+
+async def _through_gateway(
+    env: dict[str, str], queries: Sequence[str], power: str, calls: int, rounds: int
+) -> dict[str, list[float]]:
+    params = StdioServerParameters(command=str(_CLI), args=["serve"], env=env)
+    resolve: list[float] = []
+    activate: list[float] = []
+    async with Client(params, mode="legacy", read_timeout_seconds=120) as client:
+        for query in queries[:5]:  # warm-up: model load, first search
+            await client.call_tool("resolve_intent", {"query": query})
+        for i in range(calls):
+            started = time.perf_counter()
+            await client.call_tool("resolve_intent", {"query": queries[i % len(queries)]})
+            resolve.append(time.perf_counter() - started)
+        for _ in range(rounds):
+            started = time.perf_counter()
+            result = await client.call_tool("activate_power", {"name": power})
+            activate.append(time.perf_counter() - started)
+            if result.is_error:
+                raise RuntimeError(f"activate_power({power!r}) failed: {result.content}")
+            await client.call_tool("deactivate_power", {"name": power})
+    return {"resolve": resolve, "activate": activate}
+
+
+def bench_gateway(
+    settings: Settings,
+    servers_file: Path,
+    queries: Sequence[str],
+    *,
+    power: str,
+    calls: int = 200,
+    rounds: int = 7,
+) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="ts-bench-gateway-") as tmp:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TOOL_SELECTOR_")}
+        env |= {
+            "TOOL_SELECTOR_DATA_DIR": str(Path(tmp) / "data"),
+            "TOOL_SELECTOR_CACHE_DIR": str(settings.cache_dir),
+            "TOOL_SELECTOR_SERVERS_FILE": str(servers_file.resolve()),
+            "TOOL_SELECTOR_ENRICHER": "offline",
+            "OPENBLAS_NUM_THREADS": "1",
+        }
+        done = subprocess.run([str(_CLI), "sync"], env=env, capture_output=True, text=True, check=False)
+        if done.returncode not in (0, 20):
+            raise RuntimeError(f"`tool-selector sync` failed ({done.returncode}): {done.stderr[-2000:]}")
+        direct = anyio.run(_direct_start, power, servers_file, rounds)
+        gateway = anyio.run(_through_gateway, env, list(queries), power, calls, rounds)
+        local = Settings(data_dir=Path(tmp) / "data", cache_dir=settings.cache_dir, servers_file=servers_file)
+        with Container(local) as container:
+            tokens = account_tokens(ResolveService(container), queries)
+    direct_ms = statistics.median(direct) * 1000
+    activate_ms = statistics.median(gateway["activate"]) * 1000
+    return {
+        "resolve_intent_stdio_ms": {
+            "calls": calls,
+            "p50": _ms(gateway["resolve"], 0.5),
+            "p95": _ms(gateway["resolve"], 0.95),
+            "max": _ms(gateway["resolve"], 1.0),
+        },
+        "activation_ms": {
+            "power": power,
+            "rounds": rounds,
+            "upstream_direct_median": round(direct_ms, 1),
+            "activate_power_median": round(activate_ms, 1),
+            "overhead_median": round(activate_ms - direct_ms, 1),
+        },
+        "tokens": {
+            "tokenizer": tokens.tokenizer,
+            "queries": len(tokens.lines),
+            "servers": tokens.servers,
+            "tools": tokens.tools,
+            "all_tools_loaded_per_query": tokens.all_tools_tokens,
+            "through_gateway_mean_per_query": round(
+                tokens.total_gateway_tokens / max(1, len(tokens.lines)), 1
+            ),
+            "saved": tokens.saved,
+        },
+    }

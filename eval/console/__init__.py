@@ -1,0 +1,1 @@
+"""The operator console's demo data and screenshots (``lab ui-screenshots``)."""

@@ -1,0 +1,1 @@
+"""Fitting the learned parts: the confidence (``lab calibrate``) and the ranker (``lab train-ranker``)."""

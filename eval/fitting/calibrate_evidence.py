@@ -1,0 +1,126 @@
+"""The evidence ``tool-selector calibrate`` fits on: every query of a dataset folder resolved as in
+production (the resolver sees only the query text, under a neutral calibration), then labelled from its
+gold: ``correct`` when the top power fills a gold slot, ``top3`` when one of the first three does."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+from pydantic import BaseModel
+
+from eval.quality.dataset import catalog_size, check_dataset_dir, load_queries, query_texts
+from eval.quality.ranking import server_recall_at_k, top_server_fills_a_slot
+from eval.quality.workspace import open_workspace
+from services.resolve.resolving import ResolveService
+from tool_selector.config.settings import Settings
+from tool_selector.core.errors import CalibrationError
+from tool_selector.embedding.embedders import Embedder
+from tool_selector.index.build import cached_tool_vectors
+from tool_selector.resolve.evidence import FEATURES
+from tool_selector.route.confidence import Calibration, Head, Isotonic, Tree, TreeEnsemble
+
+Progress = Callable[[str, int, int], None]
+
+
+class Example(BaseModel):
+    dataset: str
+    catalog: str
+    catalog_servers: int
+    id: str
+    level: int | None
+    origin: str | None
+    answerable: bool
+    correct: bool
+    top3: bool
+    evidence: dict[str, float]
+
+    def label(self, head: str) -> bool:
+        return self.correct if head == "top" else self.top3
+
+
+def neutral_calibration(reference: np.ndarray) -> Calibration:
+    """A calibration that says 0.5 for everything: evidence is collected with it (the fit must not
+    depend on an earlier fit), carrying the reference centroid the evidence reads."""
+    flat = Head(
+        ensemble=TreeEnsemble(
+            baseline=0.0, trees=[Tree(feature=[-1], threshold=[0.0], left=[0], right=[0], value=[0.0])]
+        ),
+        isotonic=Isotonic(x=[0.0, 1.0], y=[0.0, 1.0]),
+    )
+    return Calibration(
+        version="neutral",
+        features=list(FEATURES),
+        reference=[float(v) for v in reference],
+        top=flat,
+        top3=flat,
+    )
+
+
+def reference_centroid(
+    settings: Settings, folders: Sequence[Path], *, embedder: Embedder | None = None
+) -> tuple[np.ndarray, int]:
+    """The mean vector of every distinct tool of these catalogs (their workspaces are built on the way),
+    and how many tools it averages."""
+    vectors: dict[str, np.ndarray] = {}
+    for folder in folders:
+        container, _ = open_workspace(settings, check_dataset_dir(folder), embedder=embedder)
+        with container:
+            vectors.update(cached_tool_vectors(container.store, container.embedder.model_id))
+    if not vectors:
+        raise CalibrationError(
+            "The fit catalogs hold no tool, so there is nothing to fit the confidence against.",
+            hint="Give dataset folders whose tools.json lists tools.",
+        )
+    return np.mean(np.stack(list(vectors.values())), axis=0), len(vectors)
+
+
+def collect_examples(
+    settings: Settings,
+    folder: Path,
+    *,
+    dataset: str,
+    reference: np.ndarray,
+    embedder: Embedder | None = None,
+    progress: Progress | None = None,
+) -> list[Example]:
+    """Resolve every query of one dataset folder as production does, then label each resolution."""
+    paths = check_dataset_dir(folder)
+    queries = {q.id: q for q in load_queries(paths.queries, limit_bytes=settings.max_file_bytes)}
+    servers = catalog_size(paths, limit_bytes=settings.max_file_bytes)
+    container, _ = open_workspace(
+        settings, paths, embedder=embedder, calibration=neutral_calibration(reference)
+    )
+    resolutions = {}
+    with container:
+        service = ResolveService(container)
+        items = query_texts(queries.values())
+        for done, (query_id, text) in enumerate(items, start=1):
+            resolutions[query_id] = service.resolve(text)
+            if progress is not None:
+                progress(f"{dataset}/{folder.name}", done, len(items))
+    examples = []
+    for query_id, resolution in resolutions.items():  # gold is read only from here on
+        query = queries[query_id]
+        names = [p.name for p in resolution.powers]
+        examples.append(
+            Example(
+                dataset=dataset,
+                catalog=f"{dataset}/{folder.name}",
+                catalog_servers=servers,
+                id=query_id,
+                level=query.level,
+                origin=query.origin,
+                answerable=query.answerable,
+                correct=query.answerable and top_server_fills_a_slot(query.gold_tool_groups, names),
+                top3=query.answerable and server_recall_at_k(query.gold_tool_groups, names, 3) > 0,
+                evidence=resolution.features,
+            )
+        )
+    return examples
+
+
+def collect_in_worker(job: tuple[Settings, Path, str, np.ndarray]) -> list[Example]:
+    settings, folder, dataset, reference = job
+    return collect_examples(settings, folder, dataset=dataset, reference=reference)

@@ -1,0 +1,1 @@
+"""The offline harness: datasets, metrics, reports (``tool-selector lab eval``)."""

@@ -1,0 +1,278 @@
+"""Datasets in the benchmark format: ``servers.json`` + ``tools.json`` + ``queries.jsonl``.
+
+The format is described in ``shared/benchmarks/README.md``. A query line looks like::
+
+    {"id": "L1-101", "query": "...", "gold_servers": ["S"], "gold_tools": ["S::t"],
+     "gold_tool_groups": [["S::t", "S::u"]], "level": 1}
+
+``gold_tool_groups`` is a list of slots; each slot lists interchangeable tool ids and retrieving any
+one of them fills the slot. An empty list means no tool can answer the query.
+
+Design rule: the resolver never sees gold fields. The harness hands it only :func:`query_texts`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from tool_selector.core.errors import CatalogFileError
+from tool_selector.core.files import DEFAULT_MAX_FILE_BYTES, read_text_limited
+from tool_selector.core.names import split_tool_id
+
+logger = logging.getLogger(__name__)
+
+SERVERS_FILE = "servers.json"
+TOOLS_FILE = "tools.json"
+QUERIES_FILE = "queries.jsonl"
+
+_FORMAT_HINT = (
+    "A dataset folder holds servers.json (a list of {name, description}), tools.json "
+    "(a list of {server, name, description, input_schema}) and queries.jsonl (one "
+    "{id, query, gold_servers, gold_tools, gold_tool_groups} object a line), as described in "
+    "shared/benchmarks/README.md."
+)
+_QUERY_HINT = (
+    "Each non-blank line of queries.jsonl must be one JSON object with id (string), query (string), "
+    "gold_servers (list of strings), gold_tools (list of 'server::tool' ids) and gold_tool_groups "
+    "(list of slots, each a non-empty list of 'server::tool' ids); see shared/benchmarks/README.md."
+)
+
+
+class Query(BaseModel):
+    """One line of ``queries.jsonl``. Unknown fields (``split``, ``category``, ...) are ignored."""
+
+    model_config = ConfigDict(extra="ignore", strict=True, frozen=True)
+
+    id: str = Field(min_length=1)
+    query: str = Field(min_length=1)
+    gold_servers: list[str]
+    gold_tools: list[str]
+    gold_tool_groups: list[list[str]]
+    level: int | None = None
+    expected_tier: str | None = None
+    origin: str | None = Field(
+        default=None, description="small catalogs: 'gold-removed' or 'no-gold' for an unanswerable request"
+    )
+
+    @property
+    def answerable(self) -> bool:
+        """True when at least one tool can answer the query (the gold has at least one slot)."""
+        return bool(self.gold_tool_groups)
+
+
+@dataclass(frozen=True)
+class DatasetPaths:
+    """The three files of a dataset folder."""
+
+    servers: Path
+    tools: Path
+    queries: Path
+
+
+def is_tool_id(value: str) -> bool:
+    """True for ``"server::tool"`` with both parts non-empty (split as tool_selector/core/names.py does)."""
+    try:
+        split_tool_id(value)
+    except ValueError:
+        return False
+    return True
+
+
+def check_dataset_dir(path: Path) -> DatasetPaths:
+    """Return the paths of a dataset folder's three files, or raise CatalogFileError naming what is wrong."""
+    if not path.exists():
+        raise CatalogFileError(f"Dataset folder {path} does not exist.", hint=_FORMAT_HINT, path=str(path))
+    if not path.is_dir():
+        raise CatalogFileError(f"Dataset path {path} is not a directory.", hint=_FORMAT_HINT, path=str(path))
+    paths = DatasetPaths(servers=path / SERVERS_FILE, tools=path / TOOLS_FILE, queries=path / QUERIES_FILE)
+    missing = [p.name for p in (paths.servers, paths.tools, paths.queries) if not p.is_file()]
+    if missing:
+        raise CatalogFileError(
+            f"Dataset folder {path} lacks {', '.join(missing)}.",
+            hint=_FORMAT_HINT,
+            path=str(path),
+            missing=missing,
+        )
+    return paths
+
+
+_ROOT_HINT = (
+    "Give a dataset folder (servers.json, tools.json, queries.jsonl) or a small-catalog root: a folder "
+    "of such dataset folders, as shared/benchmarks/make_subcatalogs.py writes them (k10-00/, k10-01/, ...)."
+)
+
+
+def dataset_folders(path: Path) -> list[Path]:
+    """The dataset folders a path stands for: itself when it is one, else every dataset folder directly
+    under it (a small-catalog root: ``k<servers>-<n>/`` folders beside ``all/``), sorted by name.
+
+    Raises CatalogFileError when the path is missing or holds neither.
+    """
+    if not path.exists():
+        raise CatalogFileError(f"Dataset folder {path} does not exist.", hint=_ROOT_HINT, path=str(path))
+    if not path.is_dir():
+        raise CatalogFileError(f"Dataset path {path} is not a directory.", hint=_ROOT_HINT, path=str(path))
+    if (path / SERVERS_FILE).exists() or (path / TOOLS_FILE).exists():
+        check_dataset_dir(path)
+        return [path]
+    found = sorted(p for p in path.iterdir() if p.is_dir() and (p / SERVERS_FILE).is_file())
+    if not found:
+        raise CatalogFileError(
+            f"{path} is neither a dataset folder nor a folder of dataset folders.",
+            hint=_ROOT_HINT,
+            path=str(path),
+        )
+    for folder in found:
+        check_dataset_dir(folder)
+    return found
+
+
+@dataclass(frozen=True)
+class DatasetArg:
+    """One DATASET argument of eval or calibrate: its name and the dataset folders it stands for."""
+
+    name: str
+    folders: tuple[Path, ...]
+
+
+def expand_datasets(paths: Iterable[Path]) -> list[DatasetArg]:
+    """Each path as a DatasetArg named by its folder (``@<position>`` added when two names clash)."""
+    args = [DatasetArg(p.resolve().name, tuple(dataset_folders(p))) for p in paths]
+    names = [a.name for a in args]
+    if len(set(names)) < len(names):
+        args = [DatasetArg(f"{a.name}@{i}", a.folders) for i, a in enumerate(args)]
+    return args
+
+
+def catalog_size(paths: DatasetPaths, *, limit_bytes: int = DEFAULT_MAX_FILE_BYTES) -> int:
+    """How many servers a dataset's catalog has (read from servers.json, at most ``limit_bytes``)."""
+    try:
+        servers = json.loads(read_text_limited(paths.servers, limit_bytes=limit_bytes, what="catalog file"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CatalogFileError(
+            f"{paths.servers} cannot be read as JSON: {exc}.", hint=_FORMAT_HINT, path=str(paths.servers)
+        ) from exc
+    if not isinstance(servers, list):
+        raise CatalogFileError(
+            f"{paths.servers} must hold a JSON list of servers.", hint=_FORMAT_HINT, path=str(paths.servers)
+        )
+    return len(servers)
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _describe_validation_error(exc: ValidationError) -> str:
+    """One readable sentence per pydantic error: missing field, or wrong type / value."""
+    parts: list[str] = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"])
+        if err["type"] == "missing":
+            parts.append(f"missing field '{loc}'")
+        else:
+            parts.append(f"field '{loc}' is wrong: {err['msg']} (got {_short(err['input'])})")
+    return "; ".join(parts)
+
+
+def _bad_gold_ids(query: Query) -> Iterable[str]:
+    for value in query.gold_tools:
+        if not is_tool_id(value):
+            yield f"gold_tools has {value!r}, which is not a 'server::tool' id"
+    for index, slot in enumerate(query.gold_tool_groups):
+        if not slot:
+            yield f"gold_tool_groups slot {index} is empty (a slot lists at least one tool id)"
+        for value in slot:
+            if not is_tool_id(value):
+                yield f"gold_tool_groups slot {index} has {value!r}, which is not a 'server::tool' id"
+
+
+def load_queries(path: Path, *, limit_bytes: int = DEFAULT_MAX_FILE_BYTES) -> list[Query]:
+    """Read ``queries.jsonl`` (at most ``limit_bytes``: the ``max_file_bytes`` setting); blank lines are
+    skipped.
+
+    Raises CatalogFileError naming the file and the line for broken JSON, a line that is not an
+    object, a missing field, a field of the wrong type, a malformed gold tool id, an empty slot or a
+    duplicate id; and naming the file when it is missing, unreadable or holds no query.
+    """
+    try:
+        lines = read_text_limited(path, limit_bytes=limit_bytes, what="query file").split("\n")
+    except FileNotFoundError:
+        raise CatalogFileError(
+            f"Query file {path} does not exist.", hint=_FORMAT_HINT, path=str(path)
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CatalogFileError(
+            f"Query file {path} cannot be read: {exc}.", hint=_FORMAT_HINT, path=str(path)
+        ) from exc
+
+    queries: list[Query] = []
+    first_line: dict[str, int] = {}
+    for lineno, raw in enumerate(lines, start=1):
+        line = raw.strip()
+        if not line:
+            continue
+        where = f"{path}, line {lineno}"
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise CatalogFileError(
+                f"{where}: broken JSON ({exc.msg} at column {exc.colno}).",
+                hint=_QUERY_HINT,
+                path=str(path),
+                line=lineno,
+            ) from None
+        if not isinstance(data, dict):
+            raise CatalogFileError(
+                f"{where}: expected a JSON object, got {type(data).__name__}.",
+                hint=_QUERY_HINT,
+                path=str(path),
+                line=lineno,
+            )
+        try:
+            query = Query.model_validate(data)
+        except ValidationError as exc:
+            raise CatalogFileError(
+                f"{where}: {_describe_validation_error(exc)}.",
+                hint=_QUERY_HINT,
+                path=str(path),
+                line=lineno,
+            ) from None
+        problems = list(_bad_gold_ids(query))
+        if problems:
+            raise CatalogFileError(
+                f"{where} (id {query.id!r}): {'; '.join(problems)}.",
+                hint=_QUERY_HINT,
+                path=str(path),
+                line=lineno,
+            )
+        if query.id in first_line:
+            raise CatalogFileError(
+                f"{where}: duplicate id {query.id!r} (first seen on line {first_line[query.id]}).",
+                hint="Query ids must be unique within a file.",
+                path=str(path),
+                line=lineno,
+                id=query.id,
+            )
+        first_line[query.id] = lineno
+        queries.append(query)
+
+    if not queries:
+        raise CatalogFileError(
+            f"Query file {path} is empty: it holds no query.", hint=_QUERY_HINT, path=str(path)
+        )
+    logger.debug("loaded %d queries from %s", len(queries), path)
+    return queries
+
+
+def query_texts(queries: Iterable[Query]) -> list[tuple[str, str]]:
+    """The only view of the queries the resolver may receive: ``(id, query text)`` pairs, no gold."""
+    return [(q.id, q.query) for q in queries]

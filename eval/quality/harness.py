@@ -1,0 +1,141 @@
+"""``tool-selector eval``: resolve every query of a benchmark-format folder and score the predictions.
+
+The resolver only ever sees (id, query text): gold fields are read after all predictions are written.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from eval.quality.dataset import (
+    Query,
+    catalog_size,
+    check_dataset_dir,
+    expand_datasets,
+    load_queries,
+    query_texts,
+)
+from eval.quality.metrics import EvalReport, Prediction, ServerScore, ToolScore, evaluate
+from eval.quality.report import write_report_files
+from eval.quality.workspace import open_workspace
+from services.resolve.resolving import ResolveService
+from tool_selector.config.settings import Settings
+from tool_selector.embedding.embedders import Embedder
+
+logger = logging.getLogger(__name__)
+
+RANKED = 10
+
+
+def predict(
+    service: ResolveService,
+    items: list[tuple[str, str]],
+    *,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[Prediction]:
+    """One prediction per (id, text): 10 servers and 10 tools ranked, confidence, tier, latency; for a
+    request the resolver split into steps, each step's ranked servers (``parts``)."""
+    if items:  # warm up: model session, keyword index; not timed
+        service.resolve_and_route(items[0][1])
+    predictions = []
+    for done, (query_id, text) in enumerate(items, start=1):
+        started = time.perf_counter()
+        resolution, decision = service.resolve_and_route(text, tools=RANKED, powers=RANKED)
+        latency = (time.perf_counter() - started) * 1000
+        predictions.append(
+            Prediction(
+                id=query_id,
+                servers=[ServerScore(name=p.name, score=p.score) for p in resolution.powers],
+                tools=[ToolScore(id=t.id, score=t.score) for t in resolution.tools],
+                confidence=resolution.confidence,
+                top3_confidence=resolution.top3_confidence,
+                tier=decision.status,
+                latency_ms=round(latency, 3),
+                parts=[part.powers for part in resolution.parts] or None,
+            )
+        )
+        if progress is not None:
+            progress(done, len(items))
+    return predictions
+
+
+def write_jsonl(path: Path, predictions: list[Prediction]) -> None:
+    """Written to a temporary file and renamed, so an interrupted run leaves no half file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    with tmp.open("w", encoding="utf-8") as fh:
+        for p in predictions:
+            fh.write(json.dumps(p.model_dump(mode="json"), ensure_ascii=False) + "\n")
+    os.replace(tmp, path)
+
+
+def run_eval(
+    settings: Settings,
+    datasets: Path | Sequence[Path],
+    predictions_path: Path,
+    *,
+    report_path: Path | None = None,
+    embedder: Embedder | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    enricher: str | None = None,
+) -> tuple[EvalReport, list[Query]]:
+    """Resolve every query of every dataset folder (a DATASET is a folder or a small-catalog root) and
+    score them together. With several DATASETs, query ids become ``<dataset>/<id>``."""
+    given = [datasets] if isinstance(datasets, Path) else list(datasets)
+    args = expand_datasets(given)
+    prefix = len(args) > 1
+    work = []  # every queries file is validated before anything is built
+    for arg in args:
+        for folder in arg.folders:
+            paths = check_dataset_dir(folder)
+            limit = settings.max_file_bytes
+            loaded = load_queries(paths.queries, limit_bytes=limit)
+            work.append((arg.name, paths, loaded, catalog_size(paths, limit_bytes=limit)))
+    total = sum(len(queries) for _, _, queries, _ in work)
+    all_queries: list[Query] = []
+    predictions: list[Prediction] = []
+    built = 0
+    calibration = ""
+    for name, paths, queries, servers in work:
+        container, was_built = open_workspace(settings, paths, embedder=embedder, enricher=enricher)
+        built += was_built
+        with container:
+            service = ResolveService(container)
+            calibration = container.calibration.version
+            done = len(predictions)
+
+            def step(n: int, _: int, done: int = done) -> None:
+                if progress is not None:
+                    progress(done + n, total)
+
+            found = predict(service, query_texts(queries), progress=step)
+        for query, prediction in zip(queries, found, strict=True):
+            scored = query.model_copy(update={"id": f"{name}/{query.id}"}) if prefix else query
+            prediction.id = scored.id
+            prediction.dataset, prediction.catalog_servers = name, servers
+            prediction.catalog = paths.queries.parent.name
+            all_queries.append(scored)
+            predictions.append(prediction)
+    write_jsonl(predictions_path, predictions)
+    report = evaluate(all_queries, predictions)
+    if report_path is not None:
+        title = f"tool-selector eval: {', '.join(a.name for a in args)}"
+        summary = {
+            "datasets": [str(p) for p in given],
+            "catalogs": len(work),
+            "backend": settings.backend,
+            "embedding": f"{settings.embedding_model} ({settings.embedding_engine})",
+            "enricher": enricher or settings.enricher,
+            "alpha": settings.alpha,
+            "field_boosts": settings.field_boosts,
+            "thresholds": settings.thresholds.model_dump(),
+            "calibration": calibration,
+            "indexes": f"{built} built, {len(work) - built} reused",
+        }
+        write_report_files(report, report_path, title=title, settings_summary=summary)
+    return report, all_queries

@@ -1,0 +1,137 @@
+"""Use case: resolve a query and route it to a tier."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+
+from services.resolve.steps import known_parts, step_matches, with_steps
+from services.shared.container import Container
+from services.shared.indexing import index_is_current, indexed_catalog_hash
+from tool_selector.core.errors import IndexMissingError, NotFoundError
+from tool_selector.core.models import (
+    Decision,
+    Resolution,
+    SearchMode,
+    ServerRecord,
+    ToolDocument,
+    ToolSummary,
+)
+from tool_selector.index.build import build_documents
+from tool_selector.resolve.evidence import CatalogTerms
+from tool_selector.route.tiers import PowerInfo, route
+from tool_selector.trust.limits import cut
+from tool_selector.trust.shown import server_description
+
+
+def power_directory(container: Container, servers: Collection[str] | None = None) -> dict[str, PowerInfo]:
+    """Every power (or those of ``servers`` that exist) with its original description and tools, as the
+    router may show them: descriptions cut to the cap, a server description the scanner quarantines
+    withheld (tool_selector/trust/shown.py)."""
+    store = container.store
+    tools_by_server: dict[str, list[ToolSummary]] = {}
+    records = store.list_servers() if servers is None else _existing(container, servers)
+    listed = (
+        store.list_tools(cleared_only=True)
+        if servers is None
+        else [t for r in records for t in store.list_tools(r.name, cleared_only=True)]
+    )
+    for tool in listed:
+        tools_by_server.setdefault(tool.server, []).append(
+            ToolSummary(name=tool.name, description=cut(tool.description), input_schema=tool.input_schema)
+        )
+    directory = {}
+    for server in records:
+        keywords = server.metadata.get("categories") or server.metadata.get("keywords") or []
+        directory[server.name] = PowerInfo(
+            name=server.name,
+            description=server_description(server.description),
+            keywords=[str(k) for k in keywords] if isinstance(keywords, list) else [str(keywords)],
+            tools=tools_by_server.get(server.name, []),
+        )
+    return directory
+
+
+def _check_index(container: Container, *, allow_stale: bool) -> None:
+    if container.backend.count() == 0:
+        raise IndexMissingError(
+            "The search index is empty.",
+            hint="Run `tool-selector catalog import DIR` and `tool-selector index build` first.",
+        )
+    indexed = indexed_catalog_hash(container)
+    if not allow_stale and indexed is not None and not index_is_current(container):
+        raise IndexMissingError(
+            "The search index is older than the catalog (servers or tools changed since it was built).",
+            hint="Run `tool-selector index build` to bring it up to date.",
+        )
+
+
+def _existing(container: Container, names: Collection[str]) -> list[ServerRecord]:
+    records = []
+    for name in sorted(names):
+        try:
+            records.append(container.store.get_server(name))
+        except NotFoundError:
+            continue
+    return records
+
+
+def _indexed_documents(container: Container) -> list[ToolDocument]:
+    """The tool documents the index holds: the embedded backend keeps them in memory, so they are not
+    built and hashed again from the catalog (at 30k tools that took most of a reload); other backends
+    build them from the catalog, as the index was built."""
+    held: Callable[[], list[ToolDocument]] | None = getattr(container.backend, "documents", None)
+    return held() if held is not None else build_documents(container.store)[0]
+
+
+class ResolveService:
+    """Holds the power directory and the catalog's words (the confidence reads them), so that a
+    decision costs one resolve and no database reads. Built for one index: a long-running process
+    holds it through ``LiveResolver`` (services/resolve/live.py), which builds a new one when the
+    index changes."""
+
+    def __init__(self, container: Container, *, allow_stale: bool = False) -> None:
+        """``allow_stale``: serve an index older than the catalog (a write in this process is bringing
+        it up to date) instead of refusing."""
+        self.container = container
+        _check_index(container, allow_stale=allow_stale)
+        self.powers = power_directory(container)
+        self.terms = CatalogTerms.from_documents(_indexed_documents(container))
+
+    @classmethod
+    def updated(
+        cls, previous: ResolveService, changed: Collection[str], *, allow_stale: bool
+    ) -> ResolveService:
+        """``previous`` brought up to date with the servers ``changed`` since it was built (the catalog's
+        change log says which): their powers and words are read again, the rest is kept. What a full
+        build gives, at the cost of what changed."""
+        service = cls.__new__(cls)
+        service.container = container = previous.container
+        _check_index(container, allow_stale=allow_stale)
+        powers = dict(previous.powers)  # a plain copy: filtering it in a comprehension cost ~50 ms at 37k
+        for name in changed:
+            powers.pop(name, None)
+        powers.update(power_directory(container, changed))
+        service.powers = powers
+        removed = [t for s in changed for t in previous.terms.power_members.get(s, ())]
+        service.terms = previous.terms.updated(build_documents(container.store, changed)[0], removed)
+        return service
+
+    def resolve(
+        self, query: str, *, mode: SearchMode = "hybrid", tools: int = 10, powers: int = 10
+    ) -> Resolution:
+        return self.container.resolver.resolve(query, self.terms, mode=mode, tools=tools, powers=powers)
+
+    def resolve_and_route(
+        self, query: str, *, mode: SearchMode = "hybrid", tools: int = 10, powers: int = 10
+    ) -> tuple[Resolution, Decision]:
+        """The ranked candidates and the tiered decision made from them (one resolve). For a multi-step
+        request, the parts keep only the powers and tools the catalog holds, and the decision's message
+        names each step's best power (services/resolve/steps.py)."""
+        resolution = self.resolve(query, mode=mode, tools=tools, powers=powers)
+        if resolution.parts:
+            resolution = resolution.model_copy(update={"parts": known_parts(resolution.parts, self.powers)})
+        decision = route(resolution, self.powers, self.container.settings.thresholds)
+        return resolution, with_steps(decision, step_matches(resolution, decision))
+
+    def decide(self, query: str, *, mode: SearchMode = "hybrid") -> Decision:
+        return self.resolve_and_route(query, mode=mode)[1]

@@ -1,0 +1,92 @@
+"""The steps of a multi-step request, as every adapter shows them.
+
+The resolver splits a request such as "get the time in Tokyo and then fetch example.com" into parts
+and ranks powers and tools for each (``Resolution.parts``). An answer then lists the parts, one
+``StepMatch`` each, and its message names the best power of every step: a multi-step request needs one
+power per step, not one of the whole request's matches.
+
+- Only a request of two parts or more has steps; a one-step answer is unchanged.
+- A ``not_found`` answer shows no steps: the router is sure that nothing configured fits.
+- A step lists only powers and tools the catalog holds now (``known_parts``, the rule the router applies
+  to the whole request's powers): a stale index never offers a power that is gone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from pydantic import BaseModel, Field
+
+from tool_selector.core.models import Decision, QueryPart, Resolution
+from tool_selector.core.names import server_of, tool_of
+from tool_selector.route.tiers import PowerInfo
+
+STEP_POWERS = 3  # what each step lists, best first
+STEP_TOOLS = 3
+
+
+class StepMatch(BaseModel):
+    """One step of a multi-step request and what fits it best."""
+
+    step: str = Field(description="this step of the request, in the user's words")
+    powers: list[str] = Field(default_factory=list, description="the powers that fit this step, best first")
+    tools: list[str] = Field(
+        default_factory=list, description="the tools that fit this step as 'power::tool', best first"
+    )
+
+
+def known_parts(parts: Sequence[QueryPart], powers: Mapping[str, PowerInfo]) -> list[QueryPart]:
+    """``parts`` with only the powers and tools of ``powers`` (the current catalog's directory)."""
+
+    def known(tool_id: str) -> bool:
+        power, name = server_of(tool_id), tool_of(tool_id)
+        info = powers.get(power)
+        return info is not None and any(tool.name == name for tool in info.tools)
+
+    return [
+        QueryPart(
+            text=part.text,
+            powers=[p for p in part.powers if p in powers],
+            tools=[t for t in part.tools if known(t)],
+        )
+        for part in parts
+    ]
+
+
+def step_matches(resolution: Resolution, decision: Decision) -> list[StepMatch]:
+    """The steps an answer shows: none for a one-step request or a ``not_found`` decision."""
+    if len(resolution.parts) < 2 or decision.status == "not_found":
+        return []
+    return [
+        StepMatch(step=part.text, powers=part.powers[:STEP_POWERS], tools=part.tools[:STEP_TOOLS])
+        for part in resolution.parts
+    ]
+
+
+def best_powers(steps: Sequence[StepMatch]) -> list[str]:
+    """Each step's best power, once each, in step order."""
+    return list(dict.fromkeys(s.powers[0] for s in steps if s.powers))
+
+
+def steps_sentence(steps: Sequence[StepMatch], status: str) -> str:
+    """What the message adds for a multi-step request: the best power of each step, and what to do."""
+    if not steps:
+        return ""
+    named = "; ".join(
+        f"step {i}: '{s.powers[0]}'" if s.powers else f"step {i}: no power fits"
+        for i, s in enumerate(steps, start=1)
+    )
+    if status == "weak_matches":
+        return f"This request has {len(steps)} steps (see parts), none matched surely; the closest: {named}."
+    return (
+        f"This request has {len(steps)} steps (see parts); use one power per step, the best for each: "
+        f"{named}. Call activate_power(name) for each one not active yet, then do the steps in order."
+    )
+
+
+def with_steps(decision: Decision, steps: Sequence[StepMatch]) -> Decision:
+    """``decision`` with the steps' sentence after its message (itself when there are no steps)."""
+    if not steps:
+        return decision
+    sentence = steps_sentence(steps, decision.status)
+    return decision.model_copy(update={"message": f"{decision.message} {sentence}"})

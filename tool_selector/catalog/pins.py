@@ -1,0 +1,360 @@
+"""Pins and the quarantine in the catalog database (SQL for the catalog package only).
+
+``Gate`` vets tool definitions inside the writer's transaction: a definition equal to its pin passes;
+one without a pin is pinned or held according to the write's ``TrustMode``; one that differs from its
+pin is held; whatever the scanner quarantines is held whatever the mode. Each new hold is one
+``tool.quarantine`` audit record; approvals and rejections (writer.py) are one record each.
+
+A tool is *held* (kept out of the index, of the gateway's tool lists and of calls) while its stored
+definition has no matching pin, or while a pending entry names it (a change seen live at activation).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from tool_selector.catalog.admin import AuditRecord, write_audit
+from tool_selector.core.models import ToolSpec
+from tool_selector.trust.definition import changed_fields, entry_id, same_but_name
+from tool_selector.trust.findings import Finding
+from tool_selector.trust.models import EntryState, FoundBy, Pin, QuarantineEntry, TrustMode, VetSummary
+from tool_selector.trust.names import CatalogNames
+from tool_selector.trust.scanner import ScanContext, ScanResult, tool_findings, verdict_of
+
+HELD_SQL = (
+    "SELECT t.id FROM tools t LEFT JOIN tool_pins p ON p.tool_id = t.id "
+    "WHERE p.pin_hash IS NULL OR p.pin_hash != t.definition_hash "
+    "UNION SELECT tool_id FROM quarantine WHERE state = 'pending' AND subject = 'tool'"
+)
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+HELD_IN_SERVER_SQL = (
+    "SELECT t.id FROM tools t LEFT JOIN tool_pins p ON p.tool_id = t.id "
+    "WHERE t.server = ? AND (p.pin_hash IS NULL OR p.pin_hash != t.definition_hash) "
+    "UNION SELECT tool_id FROM quarantine WHERE state = 'pending' AND subject = 'tool' AND server = ?"
+)
+
+
+def held_tool_ids(db: sqlite3.Connection, server: str | None = None) -> set[str]:
+    """The held tools of the catalog, or of one server (what a write to it needs: not every tool)."""
+    if server is None:
+        return {r[0] for r in db.execute(HELD_SQL)}
+    return {r[0] for r in db.execute(HELD_IN_SERVER_SQL, (server, server))}
+
+
+def pins_of(db: sqlite3.Connection, server: str) -> dict[str, Pin]:
+    rows = db.execute("SELECT * FROM tool_pins WHERE server=?", (server,)).fetchall()
+    return {r["name"]: _pin(r) for r in rows}
+
+
+def put_pin(db: sqlite3.Connection, spec: ToolSpec, *, how: str, actor: str, at: str) -> None:
+    db.execute(
+        "INSERT OR REPLACE INTO tool_pins(tool_id, server, name, pin_hash, definition, how, approved_by, "
+        "approved_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (spec.id, spec.server, spec.name, spec.definition_hash(), _dump(spec.definition()), how, actor, at),
+    )
+
+
+def forget_tool(db: sqlite3.Connection, tool_id: str) -> None:
+    db.execute("DELETE FROM tool_pins WHERE tool_id=?", (tool_id,))
+    db.execute("DELETE FROM quarantine WHERE tool_id=?", (tool_id,))
+
+
+def get_entry(db: sqlite3.Connection, entry: str) -> QuarantineEntry | None:
+    row = db.execute("SELECT * FROM quarantine WHERE id=?", (entry,)).fetchone()
+    return None if row is None else _entry(row)
+
+
+def list_entries(
+    db: sqlite3.Connection, *, states: Sequence[EntryState] = ("pending",), server: str | None = None
+) -> list[QuarantineEntry]:
+    marks = ",".join("?" * len(states))
+    sql = f"SELECT * FROM quarantine WHERE state IN ({marks})"
+    args: list[Any] = list(states)
+    if server is not None:
+        sql += " AND server=?"
+        args.append(server)
+    return [_entry(r) for r in db.execute(sql + " ORDER BY found_at DESC, id", args)]
+
+
+def decide(db: sqlite3.Connection, entry: str, state: EntryState, actor: str, at: str) -> None:
+    db.execute(
+        "UPDATE quarantine SET state=?, decided_by=?, decided_at=? WHERE id=?", (state, actor, at, entry)
+    )
+
+
+def supersede(db: sqlite3.Connection, tool_id: str, actor: str, at: str) -> None:
+    """Settle the tool's pending entries: its pin now decides (it was approved, or matches again)."""
+    db.execute(
+        "UPDATE quarantine SET state='superseded', decided_by=?, decided_at=? "
+        "WHERE tool_id=? AND state='pending'",
+        (actor, at, tool_id),
+    )
+
+
+def _pin(row: sqlite3.Row) -> Pin:
+    data = dict(row)
+    data["definition"] = json.loads(data["definition"])
+    return Pin.model_validate(data)
+
+
+def _entry(row: sqlite3.Row) -> QuarantineEntry:
+    data = dict(row)
+    for key in ("old_definition", "new_definition", "reasons"):
+        data[key] = json.loads(data[key]) if data[key] is not None else None
+    return QuarantineEntry.model_validate(data)
+
+
+def _completes_upgrade_pin(pin: Pin, tool: ToolSpec) -> bool:
+    """A pin made when upgrading a catalog from before output schemas were stored has none; the first
+    definition that differs from it only by having one completes it rather than being held."""
+    old = pin.definition
+    return (
+        pin.how == "upgrade"
+        and old.get("output_schema") is None
+        and tool.output_schema is not None
+        and changed_fields(old, tool.definition()) == ["output_schema"]
+    )
+
+
+@dataclass
+class _Names:
+    """A catalog file's tool names as of change ``seq``. ``writer``: the connection whose open
+    transaction they include changes of (None: only committed changes). ``inode``: the file they were
+    read from (another file put in its place, a restored backup, is read anew)."""
+
+    seq: int
+    names: CatalogNames
+    inode: tuple[int, int]
+    writer: sqlite3.Connection | None = None
+
+
+_NAMES: dict[str, _Names] = {}  # database file -> its names, kept up to date by scan_context
+_NAMES_LOCK = threading.Lock()
+REREAD_ALL = 2000  # more servers changed than this since the names were read: read them all again
+
+
+def scan_context(db: sqlite3.Connection, extra: Iterable[ToolSpec] = ()) -> ScanContext:
+    """Every (server, tool) name of the catalog and of ``extra``, for the scanner's shadowing check.
+
+    Called inside a write transaction (``CatalogStore._transaction``). The catalog's names are read
+    once per process and catalog file, then brought up to date from the change log (catalog_changes,
+    which every write to the tools moves): only the names of the servers changed since are read again,
+    so a registration does not read the 100k names of a large catalog. The names include what the
+    open transaction wrote; if it is rolled back, they are forgotten (``transaction_ended``). Only one
+    connection to a file writes at a time, so the names are changed in place: the context is good for
+    the transaction it was made in. ``extra`` names are laid over the catalog's, each added to its
+    server's names, without copying them."""
+    file = str(db.execute("PRAGMA database_list").fetchone()[2] or "")
+    names = _current_names(db, file) if file and db.in_transaction else CatalogNames.of(_all_pairs(db))
+    added: dict[str, set[str]] = defaultdict(set)
+    for tool in extra:
+        added[tool.server].add(tool.name)
+    over = {server: names.names_of.get(server, frozenset()) | own for server, own in added.items()}
+    return ScanContext(names, over)
+
+
+def _current_names(db: sqlite3.Connection, file: str) -> CatalogNames:
+    seq = change_seq(db)
+    try:
+        stat = os.stat(file)
+    except OSError:
+        return CatalogNames.of(_all_pairs(db))
+    inode = (stat.st_dev, stat.st_ino)
+    with _NAMES_LOCK:
+        cached = _NAMES.get(file)
+        if cached is not None and (
+            cached.writer not in (None, db) or cached.seq > seq or cached.inode != inode
+        ):
+            cached = None  # another transaction's names that it did not say it committed, or another file
+        changed = None if cached is None else servers_changed_since(db, cached.seq)
+        if cached is None or changed is None or len(changed) > REREAD_ALL:
+            cached = _Names(seq, CatalogNames.of(_all_pairs(db)), inode)
+        else:
+            for server in changed:
+                rows = db.execute("SELECT name FROM tools WHERE server=?", (server,))
+                cached.names.set_server(server, frozenset(r[0] for r in rows))
+            cached.seq = seq
+        cached.writer = db
+        _NAMES[file] = cached
+        return cached.names
+
+
+def transaction_ended(db: sqlite3.Connection, *, committed: bool) -> None:
+    """``db``'s transaction was committed (the names it read are the catalog's now) or rolled back
+    (they may hold changes that never happened: forgotten, read anew next time)."""
+    with _NAMES_LOCK:
+        for file, cached in list(_NAMES.items()):
+            if cached.writer is db:
+                if committed:
+                    cached.writer = None
+                else:
+                    del _NAMES[file]
+
+
+def _all_pairs(db: sqlite3.Connection) -> Iterator[tuple[str, str]]:
+    return ((r[0], r[1]) for r in db.execute("SELECT server, name FROM tools"))
+
+
+def change_seq(db: sqlite3.Connection) -> int:
+    """The last catalog change's number (0 before any); pruned changes keep their numbers used."""
+    row = db.execute("SELECT seq FROM sqlite_sequence WHERE name='catalog_changes'").fetchone()
+    return 0 if row is None else int(row[0])
+
+
+def servers_changed_since(db: sqlite3.Connection, seq: int) -> set[str] | None:
+    """The servers changed after change ``seq``; None when the log no longer reaches back that far."""
+    pruned = db.execute("SELECT value FROM meta WHERE key='catalog_changes_pruned_to'").fetchone()
+    if pruned is not None and seq < int(pruned[0]):
+        return None
+    rows = db.execute("SELECT DISTINCT server FROM catalog_changes WHERE seq > ?", (seq,))
+    return {str(r[0]) for r in rows}
+
+
+class Gate:
+    """Vets definitions for one write, inside its transaction; see the module docstring."""
+
+    def __init__(
+        self,
+        db: sqlite3.Connection,
+        *,
+        mode: TrustMode,
+        actor: str,
+        found_by: FoundBy,
+        at: datetime,
+        context: ScanContext,
+    ) -> None:
+        self.db, self.mode, self.actor, self.found_by, self.at = db, mode, actor, found_by, at
+        self.context = context
+        self.summary = VetSummary()
+
+    def vet(self, server: str, tools: Sequence[ToolSpec], *, complete: bool) -> set[str]:
+        """Vet ``tools`` of ``server`` (``complete``: they are all its tools, so a pinned tool missing
+        from them may have been renamed); returns the names held."""
+        pins = pins_of(self.db, server)
+        first_use = not pins
+        missing = [p for n, p in pins.items() if complete and n not in {t.name for t in tools}]
+        held: set[str] = set()
+        scans = self._scan(
+            server, [t for t in tools if (p := pins.get(t.name)) is None or p.pin_hash != t.definition_hash()]
+        )
+        for tool in tools:
+            digest = tool.definition_hash()
+            pin = pins.get(tool.name)
+            if pin is not None and pin.pin_hash == digest:
+                self._settle(tool.id)
+                continue
+            if pin is not None and _completes_upgrade_pin(pin, tool):
+                put_pin(self.db, tool, how="upgrade", actor=pin.approved_by, at=pin.approved_at.isoformat())
+                self._settle(tool.id)
+                continue
+            scan = scans[tool.name]
+            if scan.verdict == "flagged":
+                self.summary.flagged.append(tool.id)
+            trusted = self.mode == "pin" or (self.mode == "tofu" and pin is None and first_use)
+            if trusted and not scan.held:
+                how = {"pin": "approved", "tofu": "first use"}.get(self.mode, self.mode)
+                put_pin(self.db, tool, how=how, actor=self.actor, at=self.at.isoformat())
+                self._settle(tool.id)
+                self.summary.pinned += 1
+                continue
+            reasons = self._reasons(tool, pin, missing, first_use)
+            reasons += [f"scanner: {r}" for r in scan.reasons] if scan.verdict != "clean" else []
+            kind = "changed" if pin is not None else ("flagged" if scan.held else "new")
+            self.hold(tool, pin, kind, reasons)
+            held.add(tool.name)
+        return held
+
+    def _scan(self, server: str, tools: Sequence[ToolSpec]) -> dict[str, ScanResult]:
+        """The scanner's verdict on each tool, with its rule across a server (``trust/batch.py``): a
+        server caught serving poison is not trusted with the other tools it brings in the same write."""
+        findings = {
+            t.name: tool_findings(
+                t.server,
+                t.name,
+                t.description,
+                t.input_schema,
+                t.output_schema,
+                t.annotations,
+                context=self.context,
+            )
+            for t in tools
+        }
+        verdicts = {name: verdict_of(found) for name, found in findings.items()}
+        culprits = [name for name, verdict in verdicts.items() if verdict.held]
+        for name, verdict in list(verdicts.items()):
+            others = [c for c in culprits if c != name]
+            if others and not verdict.held:
+                reason = f"its server {server!r} is quarantined for tool {others[0]!r}"
+                verdicts[name] = verdict_of([*findings[name], Finding("server", "flag", reason)])
+        return verdicts
+
+    def _reasons(self, tool: ToolSpec, pin: Pin | None, missing: list[Pin], first_use: bool) -> list[str]:
+        new = tool.definition()
+        if pin is not None:
+            return [f"{', '.join(changed_fields(pin.definition, new))} changed since it was approved"]
+        renamed = [p.name for p in missing if same_but_name(p.definition, new)]
+        if renamed:
+            return [f"renamed: the approved tool {renamed[0]!r} now appears under the name {tool.name!r}"]
+        if not first_use:
+            return ["a new tool on a server whose tools were approved"]
+        if self.mode == "hold":
+            return [f"approval is required for tools that arrive by {self.found_by}"]
+        return []
+
+    def hold(self, tool: ToolSpec, pin: Pin | None, kind: str, reasons: list[str]) -> None:
+        """Record ``tool``'s definition as held (one entry and one audit record per new hold)."""
+        digest = tool.definition_hash()
+        key = entry_id(tool.id, digest)
+        existing = get_entry(self.db, key)
+        at = self.at.isoformat()
+        if existing is not None and existing.state in ("pending", "rejected"):
+            return
+        self.db.execute(
+            "INSERT OR REPLACE INTO quarantine(id, tool_id, server, name, kind, state, old_hash, "
+            "old_definition, new_hash, new_definition, reasons, found_by, found_at) "
+            "VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)",
+            (
+                key,
+                tool.id,
+                tool.server,
+                tool.name,
+                kind,
+                pin.pin_hash if pin else None,
+                _dump(pin.definition) if pin else None,
+                digest,
+                _dump(tool.definition()),
+                _dump(reasons),
+                self.found_by,
+                at,
+            ),
+        )
+        write_audit(
+            self.db,
+            AuditRecord(
+                at=self.at,
+                actor=self.actor,
+                action="tool.quarantine",
+                target=f"tool:{tool.id}",
+                before_hash=pin.pin_hash if pin else None,
+                after_hash=digest,
+                details={"entry": key, "kind": kind, "found_by": self.found_by, "reasons": reasons},
+            ),
+        )
+        self.summary.held.append(tool.id)
+
+    def _settle(self, tool_id: str) -> None:
+        """The tool matches its pin again: pending entries for it are superseded."""
+        supersede(self.db, tool_id, self.actor, self.at.isoformat())

@@ -1,0 +1,71 @@
+"""The REST API's and the trust policy's settings (groups of ``tool_selector.config.settings.Settings``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ApiSettings(BaseModel):
+    """The REST API process (``tool-selector api``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    answer_cache_size: int = Field(
+        default=4096, ge=0, le=1_000_000, description="resolve answers remembered per index; 0 = no cache"
+    )
+    resolve_threads: int = Field(
+        default=8,
+        ge=1,
+        le=256,
+        description="resolves that miss the answer cache running at once (their query embeddings are "
+        "batched together: query_batch_window_ms)",
+    )
+    write_wait_s: float | None = Field(
+        default=None,
+        ge=0,
+        le=3600,
+        description="how long a REST write waits for the writer lock before a 409; "
+        "unset = write_lock_timeout_s",
+    )
+    max_body_bytes: int = Field(
+        default=2**20, ge=1024, le=2**30, description="largest request body; a larger one is refused (413)"
+    )
+    max_import_bytes: int = Field(
+        default=50 * 2**20, ge=1024, le=2**31, description="largest body of POST /api/v1/catalog/import"
+    )
+    body_timeout_s: float = Field(
+        default=30.0,
+        gt=0,
+        le=3600,
+        description="longest time a request body may take to arrive, from its first byte to its last; a "
+        "slower one is refused (408) and nothing it asked for is done",
+    )
+    reports_dir: Path | None = Field(
+        default=None,
+        description="the folder of `tool-selector eval --report` reports the console's Evaluation page "
+        "lists; None = <data_dir>/reports",
+    )
+
+
+class TrustSettings(BaseModel):
+    """Which tool definitions are trusted on first use and which wait for a person's approval."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    configured: Literal["tofu", "approve"] = Field(
+        default="tofu",
+        description="servers in the operator's configuration: tofu = pin each tool the first time its "
+        "server is seen, hold later changes; approve = hold every definition until approved "
+        "(a server's own `trust` entry in servers.json wins)",
+    )
+    registered: Literal["tofu", "approve"] = Field(
+        default="approve", description="servers and tools registered or changed through the REST API"
+    )
+    imported: Literal["tofu", "approve"] = Field(
+        default="approve",
+        description="catalog imports (`catalog import` without --approve, REST import jobs) and server "
+        "entries added by `servers import`",
+    )

@@ -1,0 +1,306 @@
+"""Stage 4, resolve: a query -> ranked tools and powers (servers), each with score and match type,
+plus two absolute probabilities: that the top power is right, and that a right one is in the top three.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tool_selector.core.errors import CalibrationError, InvalidInputError
+from tool_selector.core.models import (
+    MatchType,
+    PowerCandidate,
+    QueryPart,
+    Resolution,
+    SearchHit,
+    SearchMode,
+    ToolCandidate,
+    trusted,
+    with_fields,
+    with_score,
+)
+from tool_selector.embedding.embedders import Embedder
+from tool_selector.resolve.evidence import CatalogTerms, evidence_of
+from tool_selector.resolve.rerank.features import Candidates, rank_features
+from tool_selector.resolve.rerank.model import RankerModel
+from tool_selector.resolve.steps import split_query
+from tool_selector.route.confidence import Calibration
+from tool_selector.search.backend import Fusion, SearchBackend, SearchQuery, Target
+from tool_selector.search.text import tokenize
+
+logger = logging.getLogger(__name__)
+
+
+def check_query(query: str, max_chars: int) -> str:
+    """The query stripped, or an InvalidInputError that says what to change."""
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInputError(
+            "The query is empty.", hint="Describe in words what you want to do, e.g. 'get the current time'."
+        )
+    if len(query) > max_chars:
+        raise InvalidInputError(
+            f"The query is {len(query):,} characters long; the limit is {max_chars:,}.",
+            hint="Shorten it to the task itself, or raise max_query_chars in the settings.",
+            length=len(query),
+            limit=max_chars,
+        )
+    return query.strip()
+
+
+def _match_type(hit: SearchHit, mode: SearchMode) -> MatchType:
+    if mode == "keyword":
+        return MatchType.KEYWORD
+    if mode == "semantic" or hit.keyword_score <= 0:
+        return MatchType.SEMANTIC
+    return MatchType.HYBRID
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """What the search found for one query, before any judgement of how sure to be."""
+
+    text: str
+    vector: np.ndarray
+    hits: list[SearchHit]
+    powers: list[PowerCandidate]
+    parts: list[QueryPart] = field(default_factory=list)
+    candidates: Candidates | None = None  # what the ranker read (None when it did not run)
+
+
+SUPPORT = 0.2  # a power's score adds this share of its second-best tool's score
+BETA = 0.3  # a tool's final score adds this share of its power's score
+SERVER_WEIGHT = 0.1  # a power adds this share of its server document's fused score (0 to 0.8: within noise)
+RERANKED = 40  # how many of the fused candidates a ranker reorders (its file may say otherwise)
+PART_POWERS = PART_TOOLS = 3  # what each step of a multi-step request lists
+
+
+def rank_powers(hits: Sequence[SearchHit], mode: SearchMode) -> list[PowerCandidate]:
+    """A power scores its best tool's fused score plus SUPPORT times its second best."""
+    by_server: dict[str, list[SearchHit]] = {}
+    for hit in hits:
+        by_server.setdefault(hit.server, []).append(hit)
+    powers = []
+    for server, server_hits in by_server.items():
+        scores = sorted((h.score for h in server_hits), reverse=True)
+        score = scores[0] + (SUPPORT * scores[1] if len(scores) > 1 else 0.0)
+        fields = {
+            "name": server,
+            "score": round(score, 6),
+            "match_type": _match_type(server_hits[0], mode),
+            "tools": [h.id for h in server_hits],
+        }
+        powers.append(trusted(PowerCandidate, fields))
+    powers.sort(key=lambda p: (-p.score, p.name))
+    return powers
+
+
+def merge_hits(batches: Sequence[Sequence[SearchHit]]) -> list[SearchHit]:
+    """Hits of the whole query and of its parts: each tool keeps its best fused score and cosine."""
+    best: dict[str, SearchHit] = {}
+    for hits in batches:
+        for hit in hits:
+            seen = best.get(hit.id)
+            if seen is None:
+                best[hit.id] = hit
+                continue
+            cosines = [c for c in (seen.vector_score, hit.vector_score) if c is not None]
+            best[hit.id] = with_fields(
+                seen,
+                score=max(seen.score, hit.score),
+                keyword_score=max(seen.keyword_score, hit.keyword_score),
+                vector_score=max(cosines) if cosines else None,
+            )
+    return sorted(best.values(), key=lambda h: (-h.score, h.id))
+
+
+def boost_powers(powers: list[PowerCandidate], servers: Sequence[SearchHit]) -> list[PowerCandidate]:
+    """Powers whose own server document matches the query move up: + SERVER_WEIGHT x its fused score."""
+    if not servers or SERVER_WEIGHT <= 0:
+        return powers
+    server_score = {h.server: h.score for h in servers}
+    boosted = [
+        with_fields(p, score=round(p.score + SERVER_WEIGHT * server_score.get(p.name, 0.0), 6))
+        for p in powers
+    ]
+    return sorted(boosted, key=lambda p: (-p.score, p.name))
+
+
+def rerank(hits: list[SearchHit], scores: np.ndarray) -> list[SearchHit]:
+    """The first ``len(scores)`` hits in the ranker's order, scored sigmoid(raw); the rest after them,
+    their scores scaled below the lowest reranked one (their order kept)."""
+    sigmoid = (1.0 / (1.0 + np.exp(-np.clip(scores[: len(hits)], -40, 40)))).tolist()
+    head = [with_score(h, s) for h, s in zip(hits, sigmoid, strict=False)]
+    head.sort(key=lambda h: (-h.score, h.id))
+    tail = hits[len(head) :]
+    if tail and head:
+        floor, top = head[-1].score, max(tail[0].score, 1e-9)
+        tail = [with_score(h, 0.99 * floor * max(h.score, 0.0) / top) for h in tail]
+    return head + tail
+
+
+def step_of(text: str, hits: list[SearchHit], mode: SearchMode) -> QueryPart:
+    """One step of a multi-step request and what its own search ranked best."""
+    powers = rank_powers(hits, mode)
+    return QueryPart(
+        text=text,
+        powers=[p.name for p in powers[:PART_POWERS]],
+        tools=[h.id for h in rescore_with_powers(hits, powers)[:PART_TOOLS]],
+    )
+
+
+def rescore_with_powers(hits: list[SearchHit], powers: list[PowerCandidate]) -> list[SearchHit]:
+    """Tools of strong powers move up: final = fused + BETA x the power's score."""
+    power_score = {p.name: p.score for p in powers}
+    rescored = [with_score(h, h.score + BETA * power_score.get(h.server, 0.0)) for h in hits]
+    return sorted(rescored, key=lambda h: (-h.score, h.id))
+
+
+class Resolver:
+    """Ranks tools and powers for a query with weighted hybrid search, and says how sure it is."""
+
+    def __init__(
+        self,
+        backend: SearchBackend,
+        embedder: Embedder,
+        calibration: Calibration,
+        *,
+        alpha: float,
+        field_boosts: dict[str, float],
+        candidates: int = 100,
+        fusion: Fusion = "relative_score",
+        max_query_chars: int = 32_000,
+        server_field_boosts: dict[str, float] | None = None,
+        ranker: RankerModel | None = None,
+    ) -> None:
+        reference = calibration.reference_vector
+        if reference.size and reference.shape != (embedder.dim,):
+            raise CalibrationError(
+                f"The confidence calibration {calibration.version!r} was fitted with vectors of "
+                f"{reference.size} dimensions, but the embedder {embedder.model_id} makes {embedder.dim}.",
+                hint="Re-run `tool-selector calibrate` with this embedding model, or unset calibration_file.",
+            )
+        self.backend = backend
+        self.embedder = embedder
+        self.calibration = calibration
+        self.alpha = alpha
+        self.field_boosts = dict(field_boosts)
+        self.candidates = candidates
+        self.fusion: Fusion = fusion
+        self.max_query_chars = max_query_chars
+        self.server_field_boosts = dict(server_field_boosts or {})
+        self.ranker = ranker
+
+    def _search(
+        self, text: str, vector: np.ndarray, alpha: float, target: Target = "tools"
+    ) -> list[SearchHit]:
+        return self.backend.hybrid_search(
+            SearchQuery(
+                text=text,
+                vector=vector,
+                alpha=alpha,
+                limit=self.candidates,
+                field_boosts=self.field_boosts if target == "tools" else self.server_field_boosts,
+                fusion=self.fusion,
+                candidates=self.candidates,
+                target=target,
+            )
+        )
+
+    def rank(self, text: str, mode: SearchMode = "hybrid", terms: CatalogTerms | None = None) -> Ranking:
+        """Search for a checked query: its vector, the ranked hits, the powers, and each step's best
+        powers when the request has several. Hybrid search with ``terms`` (the catalog's words) lets the
+        learned ranker reorder the first candidates; without them the fused order stands."""
+        if mode not in ("keyword", "semantic", "hybrid"):
+            raise InvalidInputError(f"Unknown search mode {mode!r}.", hint="Use keyword, semantic or hybrid.")
+        alpha = {"keyword": 0.0, "semantic": 1.0, "hybrid": self.alpha}[mode]
+        parts = split_query(text)
+        if parts:  # a multi-step request: each step searches on its own; the whole uses their mean
+            part_vectors = self.embedder.embed_documents(parts)
+            mean = part_vectors.mean(axis=0)
+            vector = mean / max(float(np.linalg.norm(mean)), 1e-9)
+        else:
+            part_vectors = np.zeros((0, 0), dtype=np.float32)
+            vector = self.embedder.embed_query(text)
+        whole = self._search(text, vector, alpha)
+        part_hits = [self._search(part, part_vectors[i], alpha) for i, part in enumerate(parts)]
+        hits = merge_hits([whole, *part_hits]) if parts else whole
+        powers = rank_powers(hits, mode)
+        servers = self._search(text, vector, alpha, "servers") if mode == "hybrid" else []
+        ordered = rescore_with_powers(hits, powers)
+        candidates = None
+        if terms is not None and mode == "hybrid" and ordered:
+            fused = {h.id: h for h in hits}
+            size = self.ranker.candidates if self.ranker is not None else RERANKED
+            head = [fused[h.id] for h in ordered[:size]]
+            candidates = Candidates(
+                words=tokenize(text),
+                hits=head,
+                power_scores={p.name: p.score for p in powers},
+                part_hits=part_hits,
+                server_hits=servers,
+                parts=len(parts),
+            )
+        if candidates is not None and self.ranker is not None and terms is not None:
+            ordered = rerank(ordered, self.ranker.scores(rank_features(candidates, terms)))
+        steps = [step_of(part, found, mode) for part, found in zip(parts, part_hits, strict=True)]
+        return Ranking(
+            text=text,
+            vector=vector,
+            hits=ordered,
+            powers=boost_powers(powers, servers),
+            parts=steps,
+            candidates=candidates,
+        )
+
+    def judge(self, ranking: Ranking, terms: CatalogTerms) -> tuple[dict[str, float], float, float]:
+        """The evidence of a ranking and the two probabilities read off it (P(top), P(top three))."""
+        evidence = evidence_of(
+            ranking.text,
+            ranking.hits,
+            ranking.powers,
+            terms,
+            query_vector=ranking.vector,
+            reference=self.calibration.reference_vector,
+        )
+        evidence = {k: round(v, 4) for k, v in evidence.items()}  # what the fit saw, to the same digits
+        if not ranking.hits:
+            return evidence, 0.0, 0.0
+        top, top3 = self.calibration.probabilities(evidence)
+        return evidence, top, top3
+
+    def resolve(
+        self,
+        query: str,
+        terms: CatalogTerms,
+        *,
+        mode: SearchMode = "hybrid",
+        tools: int = 10,
+        powers: int = 10,
+    ) -> Resolution:
+        """Rank tools and powers for ``query`` and say how sure we are; ``terms`` are the words of the
+        catalog the index holds (the confidence reads them)."""
+        ranking = self.rank(check_query(query, self.max_query_chars), mode, terms)
+        evidence, top, top3 = self.judge(ranking, terms)
+        return Resolution(
+            query=ranking.text,
+            mode=mode,
+            tools=[
+                ToolCandidate(
+                    id=h.id,
+                    server=h.server,
+                    name=h.name,
+                    score=round(h.score, 6),
+                    match_type=_match_type(h, mode),
+                )
+                for h in ranking.hits[:tools]
+            ],
+            powers=ranking.powers[:powers],
+            confidence=round(top, 4),
+            top3_confidence=round(top3, 4),
+            features=evidence,
+            parts=ranking.parts,
+        )

@@ -1,0 +1,1 @@
+"""The embedded search backend: a folder on disk, no server."""
