@@ -56,7 +56,7 @@ Admin = Annotated[Principal, Depends(need("admin"))]
 v1 = APIRouter(prefix="/api/v1", responses=ERROR_RESPONSES)
 # Resolves that miss the answer cache run in at most this many threads (the api.resolve_threads
 # setting, applied by build_app); their query embeddings share model calls through the query batcher
-# (measured with `tool-selector bench-api`, docs/measurements.md "REST API").
+# (measured with `tool-selector lab bench-api`, docs/measurements.md "REST API").
 _RESOLVING = anyio.CapacityLimiter(8)
 
 

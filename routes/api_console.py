@@ -121,7 +121,8 @@ def list_jobs(
 
 @router.get("/eval/reports", tags=["evaluation"])
 def eval_reports(o: Ops, _: Reader) -> list[reports.ReportListing]:
-    """The reports of `tool-selector eval --report` in the reports folder (api.reports_dir), newest first."""
+    """The reports of `tool-selector lab eval --report` in the reports folder (api.reports_dir), newest
+    first."""
     return reports.list_reports(o.container.settings.reports_path)
 
 

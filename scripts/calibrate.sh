@@ -16,4 +16,4 @@ sets="${TOOL_SELECTOR_CACHE_DIR:-$HOME/.cache/tool-selector}/calibration-sets"
 bash scripts/make_calibration_sets.sh "$bench" "$sets"
 holdout=()
 for d in "$sets"/holdout/* eval/datasets/gateway-demo; do holdout+=(--holdout "$d"); done
-.venv/bin/tool-selector calibrate "$sets"/fit/* "${holdout[@]}" --out "$out" --jobs 2
+.venv/bin/tool-selector lab calibrate "$sets"/fit/* "${holdout[@]}" --out "$out" --jobs 2

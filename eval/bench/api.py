@@ -1,4 +1,4 @@
-"""``tool-selector bench-api``: load the REST API's /api/v1/resolve with N concurrent clients.
+"""``tool-selector lab bench-api``: load the REST API's /api/v1/resolve with N concurrent clients.
 
 It builds a fresh data folder from a catalog (import, index, one admin key), starts the real
 ``tool-selector api`` process on loopback (``--workers W`` worker processes sharing the port), and runs

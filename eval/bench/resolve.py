@@ -1,4 +1,4 @@
-"""``tool-selector bench``: speed and memory of the read path and of an index build, as printed figures."""
+"""``tool-selector lab bench``: speed and memory of the read path and of an index build, as figures."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``tool-selector bench-scale``: how the product behaves from ~2k to 100k tools.
+"""``tool-selector lab bench-scale``: how the product behaves from ~2k to 100k tools.
 
 For each size a catalog is built from the shared benchmarks (``eval/bench/scale_catalog.py``: msc_bench_dev's
 catalog, the other catalogs as distractors, distractor copies under new names where more are needed),

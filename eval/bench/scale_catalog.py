@@ -1,4 +1,4 @@
-"""Catalogs of a chosen size for ``tool-selector bench-scale``, in the benchmark format, built from the
+"""Catalogs of a chosen size for ``tool-selector lab bench-scale``, in the benchmark format, built from the
 shared benchmarks.
 
 A catalog of N tools holds, in this order:

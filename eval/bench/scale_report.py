@@ -1,4 +1,4 @@
-"""What ``tool-selector bench-scale`` writes and prints: ``scale.json``, ``scale.png`` (recall and p95
+"""What ``tool-selector lab bench-scale`` writes and prints: ``scale.json``, ``scale.png`` (recall and p95
 against catalog size) and a table, one line per size."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``tool-selector bench-scan``: the scanner's detection on a labelled corpus and its false positives
+"""``tool-selector lab bench-scan``: the scanner's detection on a labelled corpus and its false positives
 and speed on real catalogs, as printed figures.
 
 The corpus is a JSON-lines file in the format of ``shared/benchmarks/poison/corpus.jsonl`` (``label``:

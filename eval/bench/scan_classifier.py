@@ -1,4 +1,4 @@
-"""Would a learned classifier beat the scanner's rules? ``tool-selector bench-scan --classifier``.
+"""Would a learned classifier beat the scanner's rules? ``tool-selector lab bench-scan --classifier``.
 
 A logistic regression (scikit-learn, class weights balanced) over all-MiniLM-L6-v2 embeddings of each
 tool's text (description, then every string of its schemas), trained on the labelled corpus plus the

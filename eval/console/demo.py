@@ -1,9 +1,9 @@
 """A seeded data folder for the operator console (``/ui``): what its browser tests and
-``tool-selector ui-screenshots`` show.
+``tool-selector lab ui-screenshots`` show.
 
 ``seed_console_data`` fills an empty data folder through the same use cases an operator runs:
 
-1. a catalog import (approved), enriched and indexed as ``tool-selector eval`` does (in bulk);
+1. a catalog import (approved), enriched and indexed as ``tool-selector lab eval`` does (in bulk);
 2. one tool of the catalog's first server imported again with a changed description, without approval:
    a pending quarantine entry of kind ``changed``, with a diff;
 3. three configured servers (``servers.json``, the ``mcpServers`` format): ``clock`` runs the real
@@ -198,7 +198,7 @@ def _sync_as_a_job(container: Container) -> str:
 
 
 def _write_report(settings: Settings, embedder: Embedder) -> str:
-    """``tool-selector eval`` on queries spread over the gateway-demo validation set, its report
+    """``tool-selector lab eval`` on queries spread over the gateway-demo validation set, its report
     written to the reports folder as ``<REPORT_NAME>.md`` (+ ``.reliability.png``, ``.json``)."""
     with tempfile.TemporaryDirectory(prefix="console-eval-") as tmp:
         dataset = Path(tmp) / REPORT_NAME

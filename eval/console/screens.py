@@ -1,4 +1,4 @@
-"""``tool-selector ui-screenshots``: the operator console in a real headless Chromium, one PNG per page
+"""``tool-selector lab ui-screenshots``: the operator console in a real headless Chromium, one PNG per page
 at 1280x800 and 390x844, and two timings: the first load of /ui and the playground's answer.
 
 The browser is the system's Chromium (Debian's ``chromium`` package) driven by Playwright for Python;

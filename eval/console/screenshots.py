@@ -1,4 +1,4 @@
-"""``tool-selector ui-screenshots OUT_DIR``: seed a data folder (eval/console/demo.py) or take an existing
+"""``tool-selector lab ui-screenshots OUT_DIR``: seed a data folder (eval/console/demo.py) or take an existing
 one, start the real ``tool-selector api`` on a free loopback port, and drive the console in a headless
 Chromium (eval/console/screens.py): one PNG per page and size, and the two timings."""
 

@@ -1,4 +1,4 @@
-"""``tool-selector calibrate``: fit the two confidence heads on labelled queries of many catalogs.
+"""``tool-selector lab calibrate``: fit the two confidence heads on labelled queries of many catalogs.
 
 Each DATASET argument is a dataset folder or a small-catalog root (``k<servers>-<n>/`` folders, as
 ``shared/benchmarks/make_subcatalogs.py`` cuts them); every argument weighs the same in the fit, so a

@@ -1,4 +1,4 @@
-"""The evidence ``tool-selector calibrate`` fits on: every query of a dataset folder resolved as in
+"""The evidence ``tool-selector lab calibrate`` fits on: every query of a dataset folder resolved as in
 production (the resolver sees only the query text, under a neutral calibration), then labelled from its
 gold: ``correct`` when the top power fills a gold slot, ``top3`` when one of the first three does."""
 

@@ -1,4 +1,4 @@
-"""The file ``tool-selector calibrate`` writes: the versioned calibration JSON with its provenance, and
+"""The file ``tool-selector lab calibrate`` writes: the versioned calibration JSON with its provenance, and
 beside it a gzipped CSV of the evidence (ids, labels and features; no query text), both atomically."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The fit of ``tool-selector calibrate`` (scikit-learn): per head, a gradient-boosted tree ensemble on
+"""The fit of ``tool-selector lab calibrate`` (scikit-learn): per head, a gradient-boosted tree ensemble on
 the evidence, then an isotonic map fitted on out-of-fold predictions, folds grouped by catalog so that
 no catalog is both fitted on and scored; every dataset weighs the same. The ensembles are exported as
 plain arrays, which is all the read path needs."""

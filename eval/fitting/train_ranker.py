@@ -1,4 +1,4 @@
-"""``tool-selector train-ranker``: fit the learned ranker on labelled queries of benchmark-format folders.
+"""``tool-selector lab train-ranker``: fit the learned ranker on labelled queries of benchmark-format folders.
 
 For every answerable query the resolver runs as in production with the ranker off (it sees only the query
 text) and keeps its first candidates and their features (``tool_selector.resolve.rerank.features``);

@@ -1,4 +1,4 @@
-"""``tool-selector eval``: resolve every query of a benchmark-format folder and score the predictions.
+"""``tool-selector lab eval``: resolve every query of a benchmark-format folder and score the predictions.
 
 The resolver only ever sees (id, query text): gold fields are read after all predictions are written.
 """
@@ -124,7 +124,7 @@ def run_eval(
     write_jsonl(predictions_path, predictions)
     report = evaluate(all_queries, predictions)
     if report_path is not None:
-        title = f"tool-selector eval: {', '.join(a.name for a in args)}"
+        title = f"tool-selector lab eval: {', '.join(a.name for a in args)}"
         summary = {
             "datasets": [str(p) for p in given],
             "catalogs": len(work),

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from routes.cli.base import app, cli_settings, echo_json, mapped_errors
+from routes.cli.base import app, cli_settings, mapped_errors
 
 WORKER_HEALTHCHECK_S = 60  # seconds a worker may take to answer uvicorn's supervisor before a restart
 
@@ -60,29 +59,3 @@ def api(
         )
 
 
-@app.command("bench-api")
-def bench_api_command(
-    catalog: Annotated[Path, typer.Option(help="A catalog folder (servers.json, tools.json)")] = Path(
-        "eval/datasets/gateway-demo"
-    ),
-    queries: Annotated[Path | None, typer.Option(help="queries.jsonl (default: the catalog's own)")] = None,
-    clients: Annotated[int, typer.Option(min=1, max=256, help="Concurrent closed-loop clients")] = 16,
-    seconds: Annotated[float, typer.Option(min=1, help="How long to load the API")] = 30.0,
-    workers: Annotated[int, typer.Option(min=1, max=64, help="`tool-selector api --workers N`")] = 1,
-) -> None:
-    """Start `tool-selector api` on a fresh copy of a catalog and load POST /api/v1/resolve; prints
-    requests/s, p50/p95/p99 latency, errors, the server's peak memory (summed over its workers) and
-    each worker's CPU seconds under load."""
-    from eval.bench.api import bench_api
-
-    with mapped_errors():
-        echo_json(
-            bench_api(
-                cli_settings(),
-                catalog=catalog,
-                queries_file=queries or catalog / "queries.jsonl",
-                clients=clients,
-                seconds=seconds,
-                workers=workers,
-            )
-        )

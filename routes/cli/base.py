@@ -39,6 +39,37 @@ app.add_typer(servers_app, name="servers")
 app.add_typer(keys_app, name="keys")
 app.add_typer(quarantine_app, name="quarantine")
 
+PLUGIN_GROUP = "tool_selector.cli"  # entry points of command groups installed beside the product
+
+
+def add_plugins(root: typer.Typer) -> None:
+    """Add the command groups installed beside the product (entry points of ``PLUGIN_GROUP``: the lab),
+    each under its name. A group that cannot be loaded stays listed, and running it says why."""
+    from importlib.metadata import entry_points
+
+    for point in entry_points(group=PLUGIN_GROUP):
+        try:
+            group = point.load()
+        except Exception as exc:  # a half-installed plugin must not take the product's commands down
+            group = _unavailable(point.name, f"{type(exc).__name__}: {exc}")
+        root.add_typer(group, name=point.name)
+
+
+def _unavailable(name: str, why: str) -> typer.Typer:
+    group = typer.Typer(help=f"(not available here: {why})")
+
+    @group.callback(invoke_without_command=True)
+    def refuse() -> None:
+        typer.echo(
+            f"tool-selector {name}: this command group could not be loaded ({why}). Install it with the "
+            "project's set-up (bash scripts/setup.sh), or `pip install -e .` in the repository.",
+            err=True,
+        )
+        raise typer.Exit(2)
+
+    return group
+
+
 # Choices taken from the settings' own Literal fields, so the CLI cannot offer a value the settings
 # refuse (or miss one they accept); typer validates them and lists them on a wrong value.
 if TYPE_CHECKING:

@@ -110,19 +110,3 @@ def tokens(
     )
 
 
-@app.command("bench-gateway")
-def bench_gateway_command(
-    servers: Annotated[Path, typer.Option(help="The server configuration to sync and serve")],
-    queries: Annotated[Path, typer.Option(help="One query a line, or a benchmark queries.jsonl")],
-    power: Annotated[str, typer.Option(help="The configured server whose activation is timed")] = "time",
-    calls: Annotated[int, typer.Option(help="How many resolve_intent calls to time")] = 200,
-    rounds: Annotated[int, typer.Option(help="How many activations to time")] = 7,
-) -> None:
-    """Time the gateway over stdio: resolve_intent round trips, activation overhead, tokens saved."""
-    from eval.bench.gateway import bench_gateway
-    from services.gateway.tokens import read_queries
-
-    with mapped_errors():
-        settings = cli_settings()
-        texts = read_queries(queries, limit_bytes=settings.max_file_bytes)
-        echo_json(bench_gateway(settings, servers, texts, power=power, calls=calls, rounds=rounds))

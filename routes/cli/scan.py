@@ -13,10 +13,9 @@ from typing import Annotated
 
 import typer
 
-from routes.cli.base import app, cli_settings, echo_json, mapped_errors
+from routes.cli.base import app, cli_settings, mapped_errors
 
 QUARANTINE_EXIT = 21
-_SHARED = Path("../shared/benchmarks")
 
 
 @app.command()
@@ -55,38 +54,3 @@ def scan(
         raise typer.Exit(QUARANTINE_EXIT)
 
 
-@app.command("bench-scan")
-def bench_scan_command(
-    corpus: Annotated[
-        Path, typer.Option(help="A labelled JSON-lines corpus (label, attack per line)")
-    ] = _SHARED / "poison" / "corpus.jsonl",
-    catalog: Annotated[
-        list[Path] | None,
-        typer.Option(help="A real catalog folder whose tools should stay clean (repeatable)"),
-    ] = None,
-    classifier: Annotated[
-        bool,
-        typer.Option(
-            "--classifier",
-            help="Also cross-validate a learned classifier (embeddings + logistic regression) against rules",
-        ),
-    ] = False,
-) -> None:
-    """The scanner's figures: detection per attack category on the corpus, false positives on the
-    corpus's benign items and on real catalogs, and seconds to scan each catalog. Defaults: the
-    shared benchmarks next to the repository (../shared/benchmarks: poison/, msc_bench_dev/,
-    livemcpbench/). With --classifier, the learned-classifier experiment too (loads the embedding
-    model; a minute or so)."""
-    from eval.bench.scan import bench_scan
-
-    folders = catalog or [_SHARED / "msc_bench_dev", _SHARED / "livemcpbench"]
-    with mapped_errors():
-        settings = cli_settings()
-        figures = bench_scan(corpus, folders, limit_bytes=settings.max_file_bytes)
-        if classifier:
-            from eval.bench.scan_classifier import classifier_experiment
-
-            figures["classifier"] = classifier_experiment(
-                settings, corpus, folders, limit_bytes=settings.max_file_bytes
-            )
-        echo_json(figures)

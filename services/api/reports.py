@@ -1,4 +1,4 @@
-"""The eval reports the console's Evaluation page lists: ``tool-selector eval --report NAME.md`` files
+"""The eval reports the console's Evaluation page lists: ``tool-selector lab eval --report NAME.md`` files
 in the reports folder (``api.reports_dir``, default ``<data_dir>/reports``), each with its reliability
 diagram (``NAME.reliability.png``) and its figures (``NAME.json``) beside it.
 
@@ -111,7 +111,8 @@ def _require(folder: Path, name: str) -> Path:
         raise NotFoundError(
             f"No eval report named {name!r} in {folder}.",
             hint=(f"Reports there: {', '.join(known[:10])}." if known else "The folder has no reports.")
-            + f" Write one: `tool-selector eval DATASET --predictions P.jsonl --report {folder}/NAME.md`.",
+            + " Write one: `tool-selector lab eval DATASET --predictions P.jsonl "
+            + f"--report {folder}/NAME.md`.",
         )
     return found
 
@@ -134,6 +135,6 @@ def report_diagram(folder: Path, name: str) -> Path:
     if not path.is_file():
         raise NotFoundError(
             f"The eval report {name!r} has no reliability diagram.",
-            hint="`tool-selector eval --report` writes one beside the report (NAME.reliability.png).",
+            hint="`tool-selector lab eval --report` writes one beside the report (NAME.reliability.png).",
         )
     return path

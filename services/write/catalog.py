@@ -32,7 +32,7 @@ def import_catalog_dir(
     taken = taken_server_names(container, catalog=not prune)
     servers, tools = read_catalog_dir(folder, limit_bytes=container.settings.max_file_bytes, taken=taken)
     # the caps of REST registration hold for files too, but for the count: a folder on the operator's
-    # own disk may hold a whole organisation's catalog (100k tools: `tool-selector bench-scale`)
+    # own disk may hold a whole organisation's catalog (100k tools: `tool-selector lab bench-scale`)
     refuse_oversize(servers, tools, max_tools=None)
     # what the operator's configuration and discovery own is never overwritten (nor pruned) by a file
     owned = operator_owned(container)

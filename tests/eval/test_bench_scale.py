@@ -1,4 +1,4 @@
-"""``tool-selector bench-scale``: the catalogs it builds from the benchmarks (msc_bench_dev whole, the
+"""``tool-selector lab bench-scale``: the catalogs it builds from the benchmarks (msc_bench_dev whole, the
 other catalogs as distractors, then renamed distractor copies, exactly the size asked) and a small run
 end to end, each size in a child process, on HashingEmbedder vectors."""
 
@@ -240,11 +240,20 @@ def test_the_command_refuses_sizes_that_are_not_numbers_and_a_missing_benchmarks
     tmp_path: Path,
 ) -> None:
     runner = CliRunner()
-    bad = runner.invoke(app, ["bench-scale", "--sizes", "2k", "--out", str(tmp_path / "out")])
+    bad = runner.invoke(app, ["lab", "bench-scale", "--sizes", "2k", "--out", str(tmp_path / "out")])
     assert bad.exit_code == 2 and "is not a list of numbers" in bad.stderr
     missing = runner.invoke(
         app,
-        ["bench-scale", "--sizes", "10", "--benchmarks", str(tmp_path / "nowhere"), "--out", str(tmp_path)],
+        [
+            "lab",
+            "bench-scale",
+            "--sizes",
+            "10",
+            "--benchmarks",
+            str(tmp_path / "nowhere"),
+            "--out",
+            str(tmp_path),
+        ],
     )
     assert missing.exit_code == 3 and "does not exist" in missing.stderr
     assert not (tmp_path / "out").exists()

@@ -1,4 +1,4 @@
-"""``tool-selector calibrate``: grouped folds, dataset weights, the fit of both heads, the figures it
+"""``tool-selector lab calibrate``: grouped folds, dataset weights, the fit of both heads, the figures it
 reports, and the whole command on small-catalog roots with the real model."""
 
 from __future__ import annotations
@@ -196,7 +196,18 @@ def test_calibrate_fits_on_small_catalog_roots_and_scores_the_hold_out(
     out = tmp_path / "cal" / "mine.json"
     result = CliRunner().invoke(
         app,
-        ["calibrate", str(fours), str(sixes), "--holdout", str(held), "--out", str(out), "--version", "mine"],
+        [
+            "lab",
+            "calibrate",
+            str(fours),
+            str(sixes),
+            "--holdout",
+            str(held),
+            "--out",
+            str(out),
+            "--version",
+            "mine",
+        ],
         env={"TOOL_SELECTOR_CACHE_DIR": str(cache_dir)},
     )
     assert result.exit_code == 0, result.output
@@ -248,12 +259,12 @@ def test_calibrate_refuses_a_hold_out_that_is_also_fitted_on_and_too_few_catalog
     env = {"TOOL_SELECTOR_CACHE_DIR": str(cache_dir)}
     out = tmp_path / "c.json"
     both = CliRunner().invoke(
-        app, ["calibrate", str(fours), "--holdout", str(fours), "--out", str(out)], env=env
+        app, ["lab", "calibrate", str(fours), "--holdout", str(fours), "--out", str(out)], env=env
     )
     assert both.exit_code == 2
     assert "2 catalogs are both fitted on and held out" in both.stderr
     assert "not both" in both.stderr
-    few = CliRunner().invoke(app, ["calibrate", str(fours), "--out", str(out)], env=env)
+    few = CliRunner().invoke(app, ["lab", "calibrate", str(fours), "--out", str(out)], env=env)
     assert few.exit_code == 2
     assert "needs at least 5" in few.stderr
     assert "lower --folds" in few.stderr

@@ -120,7 +120,7 @@ def test_run_eval_writes_one_prediction_per_query_and_a_markdown_report(
     assert report.groups["L1-4"].server_recall_at_5 == 1.0  # every server is in the top 5 of 5
 
     markdown = report_path.read_text(encoding="utf-8")
-    assert markdown.startswith("# tool-selector eval: tiny\n")
+    assert markdown.startswith("# tool-selector lab eval: tiny\n")
     assert "## Results" in markdown
     assert "## Definitions" in markdown
     assert "- `indexes`: 1 built, 0 reused" in markdown
@@ -228,7 +228,7 @@ def test_the_cli_eval_command_prints_the_recall_table(tmp_path: Path, cache_dir:
     report = tmp_path / "report.md"
     result = CliRunner().invoke(
         app,
-        ["eval", str(dataset), "--predictions", str(predictions), "--report", str(report)],
+        ["lab", "eval", str(dataset), "--predictions", str(predictions), "--report", str(report)],
         env={"TOOL_SELECTOR_CACHE_DIR": str(cache_dir)},
     )
     assert result.exit_code == 0, result.output
@@ -244,12 +244,12 @@ def test_the_cli_eval_command_prints_the_recall_table(tmp_path: Path, cache_dir:
     assert rows["L1-4"][1] == "5"
     assert "tier counts, answerable/unanswerable" in result.stdout
     assert len(predictions.read_text().splitlines()) == 6
-    assert report.read_text().startswith("# tool-selector eval: tiny")
+    assert report.read_text().startswith("# tool-selector lab eval: tiny")
 
 
 def test_the_cli_eval_command_names_a_missing_dataset(tmp_path: Path) -> None:
     result = CliRunner().invoke(
-        app, ["eval", str(tmp_path / "nothing"), "--predictions", str(tmp_path / "p")]
+        app, ["lab", "eval", str(tmp_path / "nothing"), "--predictions", str(tmp_path / "p")]
     )
     assert result.exit_code == 3
     assert f"Dataset folder {tmp_path / 'nothing'} does not exist" in result.stderr

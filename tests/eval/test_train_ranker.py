@@ -1,4 +1,4 @@
-"""``tool-selector train-ranker`` on a real labelled dataset: held-back folds, the file, and its use."""
+"""``tool-selector lab train-ranker`` on a real labelled dataset: held-back folds, the file, and its use."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def test_train_ranker_measures_held_back_folds_writes_a_model_resolve_uses_and_a
     out = tmp_path / "models" / "mine.json"
     env = {"TOOL_SELECTOR_CACHE_DIR": str(cache_dir)}
     args = [
-        "train-ranker",
+        "lab", "train-ranker",
         str(DEMO),
         "--out",
         str(out),

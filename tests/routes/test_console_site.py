@@ -1,5 +1,5 @@
 """The console's seeded site (tests/support/console_site.py, eval/console/demo.py) holds what the browser
-tests rely on, read back through the REST API of its real process; and ``tool-selector ui-screenshots``
+tests rely on, read back through the REST API of its real process; and ``tool-selector lab ui-screenshots``
 photographs every page of it at both sizes in a real Chromium, or says what is missing."""
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def test_ui_screenshots_writes_each_page_at_both_sizes_and_prints_the_two_timing
     console_site: ConsoleSite, tmp_path: Path
 ) -> None:
     out = tmp_path / "shots"
-    args = ["ui-screenshots", str(out), "--data-dir", str(console_site.data_dir)]
+    args = ["lab", "ui-screenshots", str(out), "--data-dir", str(console_site.data_dir)]
     result = CliRunner().invoke(app, [*args, "--key", console_site.keys["admin"]])
     assert result.exit_code == 0, result.output  # 1: a page showed or logged an error
     expected = [out / f"{page}-{w}x{h}.png" for w, h in SIZES for page in PAGES]
@@ -83,13 +83,15 @@ def test_ui_screenshots_writes_each_page_at_both_sizes_and_prints_the_two_timing
 
 def test_ui_screenshots_without_chromium_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("eval.console.screens.find_chromium", lambda: None)
-    result = CliRunner().invoke(app, ["ui-screenshots", "unused"])
+    result = CliRunner().invoke(app, ["lab", "ui-screenshots", "unused"])
     assert result.exit_code != 0 and "No Chromium was found" in result.output
     assert "apt-get install chromium" in result.output and "playwright==1.65.2" in result.output
     assert not Path("unused").exists()
 
 
 def test_ui_screenshots_of_an_existing_folder_needs_its_key(tmp_path: Path) -> None:
-    result = CliRunner().invoke(app, ["ui-screenshots", str(tmp_path / "out"), "--data-dir", str(tmp_path)])
+    result = CliRunner().invoke(
+        app, ["lab", "ui-screenshots", str(tmp_path / "out"), "--data-dir", str(tmp_path)]
+    )
     assert result.exit_code != 0 and "--data-dir needs --key" in result.output
     assert "keys create" in result.output

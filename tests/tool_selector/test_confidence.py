@@ -126,7 +126,7 @@ def test_the_packaged_calibration_loads_and_records_how_it_was_fitted() -> None:
     assert len(calibration.reference) == 384
     assert calibration == load_calibration(PACKAGED)
     provenance = calibration.provenance
-    assert provenance["command"].startswith("tool-selector calibrate ")
+    assert provenance["command"].startswith("tool-selector lab calibrate ")
     assert "--out tool_selector/calibration/confidence-v2.json" in provenance["command"]
     fitted = {d["dataset"] for d in provenance["fit_datasets"]}
     held = {d["dataset"] for d in provenance["holdout_datasets"]}
@@ -163,7 +163,7 @@ def _refused(tmp_path: Path, data: Any) -> CalibrationError:
     with pytest.raises(CalibrationError) as info:
         load_calibration(path)
     assert str(path) in info.value.message
-    assert "tool-selector calibrate" in info.value.hint
+    assert "tool-selector lab calibrate" in info.value.hint
     return info.value
 
 
@@ -210,7 +210,7 @@ def test_a_calibration_fitted_for_another_embedding_size_is_refused_by_the_resol
     calibration = load_calibration().model_copy(update={"reference": [0.1] * 768})
     with pytest.raises(CalibrationError, match="768 dimensions") as info:
         Resolver(demo_container.backend, demo_container.embedder, calibration, alpha=0.5, field_boosts={})
-    assert "Re-run `tool-selector calibrate`" in info.value.hint
+    assert "Re-run `tool-selector lab calibrate`" in info.value.hint
 
 
 # --------------------------------------------------------------------------- on a real catalog

@@ -175,7 +175,7 @@ def test_a_ranker_file_of_another_format_or_reading_unknown_features_is_refused(
     path.write_text(json.dumps({"format": "something-else/9"}))
     with pytest.raises(CalibrationError) as info:
         load_ranker(path)
-    assert "tool-selector train-ranker" in (info.value.hint or "")
+    assert "tool-selector lab train-ranker" in (info.value.hint or "")
     path.write_text(
         _ranker("name_said").model_copy(update={"features": ["no_such_feature"]}).model_dump_json()
     )

@@ -45,7 +45,7 @@ class ApiSettings(BaseModel):
     )
     reports_dir: Path | None = Field(
         default=None,
-        description="the folder of `tool-selector eval --report` reports the console's Evaluation page "
+        description="the folder of `tool-selector lab eval --report` reports the console's Evaluation page "
         "lists; None = <data_dir>/reports",
     )
 

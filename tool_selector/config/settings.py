@@ -245,7 +245,7 @@ class Settings(BaseSettings):
     calibration_file: Path | None = Field(default=None, description="None = the packaged calibration")
     rerank: bool = Field(default=True, description="reorder the first candidates with the learned ranker")
     ranker_file: Path | None = Field(
-        default=None, description="None = the packaged ranker (written by `tool-selector train-ranker`)"
+        default=None, description="None = the packaged ranker (written by `tool-selector lab train-ranker`)"
     )
     max_query_chars: int = Field(default=32_000, ge=16, description="longer queries are refused")
     max_file_bytes: int = Field(

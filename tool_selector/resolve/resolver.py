@@ -181,7 +181,8 @@ class Resolver:
             raise CalibrationError(
                 f"The confidence calibration {calibration.version!r} was fitted with vectors of "
                 f"{reference.size} dimensions, but the embedder {embedder.model_id} makes {embedder.dim}.",
-                hint="Re-run `tool-selector calibrate` with this embedding model, or unset calibration_file.",
+                hint="Re-run `tool-selector lab calibrate` with this embedding model, or unset "
+                "calibration_file.",
             )
         self.backend = backend
         self.embedder = embedder

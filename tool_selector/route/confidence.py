@@ -2,7 +2,7 @@
 
 Fused hybrid scores are rescaled per query (the best hit of any query scores ~1, nonsense included),
 so they order candidates but cannot say how sure we are. The router reads two probabilities instead,
-each fitted by ``tool-selector calibrate`` on labelled queries from catalogs of 5 to 491 servers in
+each fitted by ``tool-selector lab calibrate`` on labelled queries from catalogs of 5 to 491 servers in
 three phrasing styles, unanswerable ones included:
 
 - ``top``: P(the top power is right), the ``confidence`` every answer carries;
@@ -198,7 +198,8 @@ class Calibration(BaseModel):
                 f"The confidence calibration {where} does not fit this version of tool-selector "
                 f"(features it reads that this version does not compute: {sorted(unknown) or 'none'}; "
                 f"or trees that read past its {len(self.features)} features).",
-                hint="Re-run `tool-selector calibrate`, or unset calibration_file to use the packaged one.",
+                hint="Re-run `tool-selector lab calibrate`, or unset calibration_file to use the packaged "
+                "one.",
             )
 
 
@@ -264,7 +265,7 @@ def load_calibration(path: Path | None = None, *, limit_bytes: int = DEFAULT_MAX
         package="tool_selector.calibration",
         what="confidence calibration",
         expected_format=FORMAT,
-        remedy="`tool-selector calibrate`",
+        remedy="`tool-selector lab calibrate`",
         setting="calibration_file",
         limit_bytes=limit_bytes,
     )

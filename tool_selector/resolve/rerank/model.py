@@ -1,10 +1,9 @@
 """The learned ranker: gradient-boosted trees that reorder the fused search's top candidates.
 
-Fitted by ``tool-selector train-ranker`` (LightGBM's lambdarank, eval/fitting/train_ranker.py) and exported
-here as
-plain arrays, so that scoring needs numpy only. The file is versioned JSON with its provenance (datasets
-and their hashes, the retrieval settings the candidates came from, the learner) and the figures of the
-held-back folds it was measured on.
+Fitted by ``tool-selector lab train-ranker`` (LightGBM's lambdarank, eval/fitting/train_ranker.py) and
+exported here as plain arrays, so that scoring needs numpy only. The file is versioned JSON with its
+provenance (datasets and their hashes, the retrieval settings the candidates came from, the learner) and
+the figures of the held-back folds it was measured on.
 """
 
 from __future__ import annotations
@@ -55,7 +54,7 @@ class RankerModel(BaseModel):
                 f"The ranker {where} does not fit this version of tool-selector (features it reads that "
                 f"this version does not compute: {sorted(unknown) or 'none'}; or trees that read past its "
                 f"{len(self.features)} features).",
-                hint="Re-run `tool-selector train-ranker`, or unset ranker_file to use the packaged one.",
+                hint="Re-run `tool-selector lab train-ranker`, or unset ranker_file to use the packaged one.",
             )
 
 
@@ -68,7 +67,7 @@ def load_ranker(path: Path | None = None, *, limit_bytes: int = DEFAULT_MAX_FILE
         package="tool_selector.resolve.rerank",
         what="ranker",
         expected_format=RANKER_FORMAT,
-        remedy="`tool-selector train-ranker`",
+        remedy="`tool-selector lab train-ranker`",
         setting="ranker_file",
         limit_bytes=limit_bytes,
     )

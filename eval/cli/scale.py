@@ -1,4 +1,4 @@
-"""``tool-selector bench-scale``: index build, memory, disk, latency, recall and registration cost from
+"""``tool-selector lab bench-scale``: index build, memory, disk, latency, recall and registration cost from
 ~2k to 100k tools."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ from typing import Annotated
 
 import typer
 
-from routes.cli.base import app, cli_settings, mapped_errors
+from eval.cli.app import lab
+from routes.cli.base import cli_settings, mapped_errors
 from tool_selector.core.errors import InvalidInputError
 
 _SIZES_HINT = "Give tool counts separated by commas, for example --sizes 2000,10000,30000,100000."
@@ -27,7 +28,7 @@ def _parse_sizes(text: str) -> list[int]:
     return sizes
 
 
-@app.command("bench-scale")
+@lab.command("bench-scale")
 def bench_scale_command(
     sizes: Annotated[
         str, typer.Option(help="Catalog sizes in tools, separated by commas")

@@ -1,4 +1,4 @@
-"""``tool-selector ui-screenshots``: the operator console photographed in a real headless Chromium."""
+"""``tool-selector lab ui-screenshots``: the operator console photographed in a real headless Chromium."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ from typing import Annotated
 
 import typer
 
-from routes.cli.base import app, cli_settings, mapped_errors
+from eval.cli.app import lab
+from routes.cli.base import cli_settings, mapped_errors
 
 
-@app.command("ui-screenshots")
+@lab.command("ui-screenshots")
 def ui_screenshots_command(
     out_dir: Annotated[Path, typer.Argument(help="Where to write the PNGs (made if missing)")],
     catalog: Annotated[

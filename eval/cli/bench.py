@@ -1,0 +1,130 @@
+"""The benchmark commands: ``lab bench``, ``bench-sync``, ``bench-gateway``, ``bench-api``, ``bench-scan``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from eval.cli.app import lab
+from routes.cli.base import EnricherChoice, cli_settings, echo_json, mapped_errors
+from tool_selector.core.errors import InvalidInputError
+
+_SHARED = Path("../shared/benchmarks")
+
+
+@lab.command()
+def bench(
+    dataset: Annotated[
+        Path, typer.Argument(help="A benchmark folder: its catalog is indexed, its queries timed")
+    ],
+    queries: Annotated[int, typer.Option(help="How many queries to time")] = 300,
+    build: Annotated[bool, typer.Option(help="Also time an index build from scratch")] = True,
+) -> None:
+    """Print resolve latency (warm, in-process), index build time and peak memory."""
+    from eval.bench.resolve import bench as run_bench
+
+    with mapped_errors():
+        echo_json(run_bench(cli_settings(), dataset, queries=queries, build=build))
+
+
+@lab.command("bench-sync")
+def bench_sync_command(
+    servers: Annotated[Path | None, typer.Option(help="A server configuration to discover live")] = None,
+    catalog: Annotated[Path | None, typer.Option(help="Or a catalog folder imported from file")] = None,
+    enricher: Annotated[EnricherChoice, typer.Option(help="offline, claude or none")] = "offline",
+) -> None:
+    """Print the time of a first and a no-change `tool-selector sync` in a fresh data folder."""
+    from eval.bench.sync import bench_sync
+
+    with mapped_errors():
+        if (servers is None) == (catalog is None):
+            raise InvalidInputError(
+                "Give --servers FILE or --catalog DIR.",
+                hint="For example --servers examples/demo-servers.json.",
+            )
+        echo_json(bench_sync(cli_settings(), servers_file=servers, catalog=catalog, enricher=enricher))
+
+
+@lab.command("bench-gateway")
+def bench_gateway_command(
+    servers: Annotated[Path, typer.Option(help="The server configuration to sync and serve")],
+    queries: Annotated[Path, typer.Option(help="One query a line, or a benchmark queries.jsonl")],
+    power: Annotated[str, typer.Option(help="The configured server whose activation is timed")] = "time",
+    calls: Annotated[int, typer.Option(help="How many resolve_intent calls to time")] = 200,
+    rounds: Annotated[int, typer.Option(help="How many activations to time")] = 7,
+) -> None:
+    """Time the gateway over stdio: resolve_intent round trips, activation overhead, tokens saved."""
+    from eval.bench.gateway import bench_gateway
+    from services.gateway.tokens import read_queries
+
+    with mapped_errors():
+        settings = cli_settings()
+        texts = read_queries(queries, limit_bytes=settings.max_file_bytes)
+        echo_json(bench_gateway(settings, servers, texts, power=power, calls=calls, rounds=rounds))
+
+
+@lab.command("bench-api")
+def bench_api_command(
+    catalog: Annotated[Path, typer.Option(help="A catalog folder (servers.json, tools.json)")] = Path(
+        "eval/datasets/gateway-demo"
+    ),
+    queries: Annotated[Path | None, typer.Option(help="queries.jsonl (default: the catalog's own)")] = None,
+    clients: Annotated[int, typer.Option(min=1, max=256, help="Concurrent closed-loop clients")] = 16,
+    seconds: Annotated[float, typer.Option(min=1, help="How long to load the API")] = 30.0,
+    workers: Annotated[int, typer.Option(min=1, max=64, help="`tool-selector api --workers N`")] = 1,
+) -> None:
+    """Start `tool-selector api` on a fresh copy of a catalog and load POST /api/v1/resolve; prints
+    requests/s, p50/p95/p99 latency, errors, the server's peak memory (summed over its workers) and
+    each worker's CPU seconds under load."""
+    from eval.bench.api import bench_api
+
+    with mapped_errors():
+        echo_json(
+            bench_api(
+                cli_settings(),
+                catalog=catalog,
+                queries_file=queries or catalog / "queries.jsonl",
+                clients=clients,
+                seconds=seconds,
+                workers=workers,
+            )
+        )
+
+
+@lab.command("bench-scan")
+def bench_scan_command(
+    corpus: Annotated[
+        Path, typer.Option(help="A labelled JSON-lines corpus (label, attack per line)")
+    ] = _SHARED / "poison" / "corpus.jsonl",
+    catalog: Annotated[
+        list[Path] | None,
+        typer.Option(help="A real catalog folder whose tools should stay clean (repeatable)"),
+    ] = None,
+    classifier: Annotated[
+        bool,
+        typer.Option(
+            "--classifier",
+            help="Also cross-validate a learned classifier (embeddings + logistic regression) against rules",
+        ),
+    ] = False,
+) -> None:
+    """The scanner's figures: detection per attack category on the corpus, false positives on the
+    corpus's benign items and on real catalogs, and seconds to scan each catalog. Defaults: the
+    shared benchmarks next to the repository (../shared/benchmarks: poison/, msc_bench_dev/,
+    livemcpbench/). With --classifier, the learned-classifier experiment too (loads the embedding
+    model; a minute or so)."""
+    from eval.bench.scan import bench_scan
+
+    folders = catalog or [_SHARED / "msc_bench_dev", _SHARED / "livemcpbench"]
+    with mapped_errors():
+        settings = cli_settings()
+        figures = bench_scan(corpus, folders, limit_bytes=settings.max_file_bytes)
+        if classifier:
+            from eval.bench.scan_classifier import classifier_experiment
+
+            figures["classifier"] = classifier_experiment(
+                settings, corpus, folders, limit_bytes=settings.max_file_bytes
+            )
+        echo_json(figures)

@@ -1,0 +1,145 @@
+"""``lab eval``, ``lab calibrate`` and ``lab train-ranker``: measure resolving and fit its learned parts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from eval.cli.app import lab
+from routes.cli.base import EnricherChoice, cli_settings, echo_json, mapped_errors, progress
+
+DATASETS_HELP = (
+    "Dataset folders (servers.json, tools.json, queries.jsonl) or small-catalog roots (a folder of "
+    "k<servers>-<n>/ dataset folders, as shared/benchmarks/make_subcatalogs.py writes them)"
+)
+
+
+@lab.command("eval")
+def eval_command(
+    datasets: Annotated[list[Path], typer.Argument(help=DATASETS_HELP)],
+    predictions: Annotated[Path, typer.Option(help="Where to write one JSON line per query")],
+    report: Annotated[
+        Path | None,
+        typer.Option(
+            help="Also write a Markdown report here, with ECE and a reliability diagram (PNG) beside it"
+        ),
+    ] = None,
+    enricher: Annotated[
+        EnricherChoice | None,
+        typer.Option(help="auto, offline, claude or none (default: the configured enricher)"),
+    ] = None,
+) -> None:
+    """Resolve every query of the datasets and print recall, MRR, tiers, calibration and latency: all
+    together, per dataset and per catalog size.
+
+    Each catalog is enriched as the nightly sync would; its queries never are."""
+    from eval.quality.harness import run_eval
+    from eval.quality.report import format_console
+
+    with mapped_errors():
+        result, _ = run_eval(
+            cli_settings(),
+            datasets,
+            predictions,
+            report_path=report,
+            progress=progress("queries"),
+            enricher=enricher,
+        )
+        typer.echo(format_console(result))
+
+
+@lab.command()
+def calibrate(
+    datasets: Annotated[list[Path], typer.Argument(help=DATASETS_HELP + "; each weighs the same in the fit")],
+    out: Annotated[Path, typer.Option(help="Where to write the calibration JSON")],
+    holdout: Annotated[
+        list[Path] | None,
+        typer.Option(help="Datasets never fitted on, scored with the result (repeat the option)"),
+    ] = None,
+    version: Annotated[str, typer.Option(help="Version name stored in the file")] = "confidence-v2",
+    folds: Annotated[int, typer.Option(min=2, help="Cross-validation folds, grouped by catalog")] = 5,
+    jobs: Annotated[int, typer.Option(min=1, help="Worker processes resolving the catalogs' queries")] = 1,
+) -> None:
+    """Fit the confidence (P(top power right), P(a right power in the top three)) on labelled queries
+    of many catalogs, some of them unanswerable; report cross-validated and hold-out figures."""
+    from eval.fitting.calibrate import calibrate as fit_calibration
+    from eval.fitting.calibrate_file import write_calibration
+    from services.shared.container import enricher_kind
+
+    def labelled_progress(label: str, done: int, total: int) -> None:
+        show = progress(label)  # a counter on a terminal, nothing elsewhere
+        if show is not None:
+            show(done, total)
+
+    with mapped_errors():
+        settings = cli_settings()
+        held = list(holdout or [])
+        calibration, fitted, held_out = fit_calibration(
+            settings,
+            datasets,
+            version=version,
+            holdout=held,
+            progress=labelled_progress,
+            folds=folds,
+            jobs=jobs,
+        )
+        provenance = {
+            "command": "tool-selector lab calibrate "
+            + " ".join(str(d) for d in datasets)
+            + "".join(f" --holdout {h}" for h in held)
+            + f" --out {out} --version {version} --folds {folds}",
+            "retrieval": {
+                "enricher": enricher_kind(settings, None),
+                "alpha": settings.alpha,
+                "fusion": settings.fusion,
+                "field_boosts": settings.field_boosts,
+                "candidates": settings.candidates,
+                "embedding": settings.embedding_model,
+            },
+        }
+        evidence = write_calibration(calibration, fitted, held_out, out, provenance)
+        echo_json({"calibration": str(out), "evidence": str(evidence), **calibration.provenance})
+
+
+@lab.command("train-ranker")
+def train_ranker_command(
+    datasets: Annotated[list[Path], typer.Argument(help=DATASETS_HELP + "; each weighs the same in the fit")],
+    out: Annotated[Path, typer.Option(help="Where to write the ranker JSON")],
+    version: Annotated[str, typer.Option(help="Version name stored in the file")] = "ranker-v1",
+    folds: Annotated[int, typer.Option(min=2, help="Held-back folds, grouped by gold server")] = 5,
+    rounds: Annotated[int, typer.Option(min=10, help="Boosting rounds")] = 300,
+    max_queries: Annotated[
+        int | None,
+        typer.Option(min=1, help="At most this many answerable queries per dataset folder (a fixed sample)"),
+    ] = None,
+) -> None:
+    """Fit the learned ranker (LightGBM lambdarank over the fused search's first candidates) on labelled
+    queries; print the held-back folds' tool recall beside the fused order's, and write the model."""
+    from eval.fitting.train_ranker import train_ranker
+
+    def labelled_progress(label: str, done: int, total: int) -> None:
+        show = progress(label)
+        if show is not None:
+            show(done, total)
+
+    with mapped_errors():
+        command = (
+            "tool-selector lab train-ranker "
+            + " ".join(str(d) for d in datasets)
+            + f" --out {out} --version {version} --folds {folds} --rounds {rounds}"
+            + (f" --max-queries {max_queries}" if max_queries else "")
+        )
+        model = train_ranker(
+            cli_settings(),
+            datasets,
+            out=out,
+            version=version,
+            folds=folds,
+            rounds=rounds,
+            max_queries=max_queries,
+            progress=labelled_progress,
+            command=command,
+        )
+        echo_json({"ranker": str(out), "trees": len(model.ensemble.trees), **model.figures})
