@@ -21,13 +21,10 @@ from routes.api_app import ERROR_RESPONSES, install_error_handlers, lifespan_for
 from routes.api_guard import KeyThenBodyLimit
 from routes.ui import mount_console
 from services.api.operations import EnrichmentStats, Health, Operations, ServerStatus
-from services.resolve.steps import StepMatch, step_matches
 from services.shared.auth import Principal
 from services.shared.container import Container
-from services.write import registry
-from tool_selector.catalog import admin
+from services.write import catalog, registry
 from tool_selector.catalog.admin import AuditRecord, JobRecord
-from tool_selector.catalog.batch import parse_batch_body
 from tool_selector.config.settings import Settings
 from tool_selector.core.models import (
     CreationMethod,
@@ -41,7 +38,7 @@ from tool_selector.core.models import (
     ToolSpec,
 )
 from tool_selector.core.names import RULE
-from tool_selector.trust.limits import CappedDescription, CappedMetadata, CappedSchema, refuse_oversize
+from tool_selector.trust.limits import CappedDescription, CappedMetadata, CappedSchema
 from tool_selector.trust.shown import model_for_agent
 
 logger = logging.getLogger(__name__)
@@ -57,24 +54,20 @@ v1 = APIRouter(prefix="/api/v1", responses=ERROR_RESPONSES)
 # Resolves that miss the answer cache run in at most this many threads (the api.resolve_threads
 # setting, applied by build_app); their query embeddings share model calls through the query batcher
 # (measured with `tool-selector lab bench-api`, docs/measurements.md "REST API").
-_RESOLVING = anyio.CapacityLimiter(8)
 
 
 class ResolveRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    query: str = Field(min_length=1, max_length=32_000, description="what the agent wants to do")
+    query: str = Field(
+        min_length=1, description="what the agent wants to do (at most `max_query_chars` characters)"
+    )
     mode: SearchMode = "hybrid"
     limit: int = Field(default=10, ge=1, le=50, description="ranked tools and servers to consider")
     explain: bool = Field(default=False, description="also return the ranked candidates")
 
 
 class ResolveResponse(Decision):
-    parts: list[StepMatch] | None = Field(
-        default=None,
-        exclude_if=lambda parts: parts is None,
-        description="a multi-step request only: each step and the powers and tools that fit it best",
-    )
     resolution: Resolution | None = None
 
 
@@ -127,13 +120,10 @@ async def resolve(body: ResolveRequest, o: Ops, _: Reader) -> ResolveResponse:
     answer = o.cached_answer(body.query, body.mode, body.limit)
     if answer is None:
         answer = await anyio.to_thread.run_sync(
-            o.resolve, body.query, body.mode, body.limit, limiter=_RESOLVING
+            o.resolve, body.query, body.mode, body.limit, limiter=o.resolving
         )
     resolution, decision = answer
-    steps = step_matches(resolution, decision)  # a multi-step request: one power per step
-    response = ResolveResponse(
-        **decision.model_dump(), parts=steps or None, resolution=resolution if body.explain else None
-    )
+    response = ResolveResponse(**dict(decision), resolution=resolution if body.explain else None)
     return model_for_agent(response)  # agents read it: every text stripped of invisible characters
 
 
@@ -141,7 +131,7 @@ async def resolve(body: ResolveRequest, o: Ops, _: Reader) -> ResolveResponse:
 def search_tools(
     o: Ops,
     _: Reader,
-    q: Annotated[str, Query(min_length=1, max_length=32_000, description="the search text")],
+    q: Annotated[str, Query(min_length=1, description="the search text (at most `max_query_chars`)")],
     limit: Annotated[int, Query(ge=1, le=100)] = 10,
     mode: SearchMode = "hybrid",
 ) -> SearchResponse:
@@ -157,7 +147,7 @@ def search_tools(
 
 @v1.get("/servers", tags=["registration"])
 def list_servers(o: Ops, _: Reader) -> list[ServerRecord]:
-    return o.container.store.list_servers()
+    return catalog.list_servers(o.container)
 
 
 @v1.get("/servers/{name:path}", tags=["registration"])
@@ -307,10 +297,7 @@ async def import_catalog(
     """Import a batch as a job, all or nothing. The body is validated before the job starts (422 lists
     every problem with its line or item); GET the job for the counts."""
     raw = await request.body()
-    known = {s.name for s in o.container.store.list_servers()}
-    taken = registry.taken_server_names(o.container)  # no new server may copy one of them up to case
-    batch = parse_batch_body(request.headers.get("content-type", ""), raw, known_servers=known, taken=taken)
-    refuse_oversize(batch.servers, batch.tools)
+    batch = catalog.read_batch(o.container, raw=raw, content_type=request.headers.get("content-type", ""))
     job = o.submit_import(batch, mode=matching_mode, scope=match_scope, who=who)
     return JobAccepted(job=job, poll=f"/api/v1/jobs/{job.id}")
 
@@ -357,7 +344,7 @@ def audit(
     target: str | None = None,
 ) -> list[AuditRecord]:
     """Every mutation, newest first: who, what, when, and hashes before and after."""
-    return admin.read_audit(o.container.store, limit=limit, before_seq=before_seq, actor=actor, target=target)
+    return o.audit(limit=limit, before_seq=before_seq, actor=actor, target=target)
 
 
 def build_app(settings: Settings, make_container: Callable[[], Container] | None = None) -> FastAPI:
@@ -370,7 +357,6 @@ def build_app(settings: Settings, make_container: Callable[[], Container] | None
     )
     install_error_handlers(app)
     api = settings.api
-    _RESOLVING.total_tokens = api.resolve_threads
     catalogs = {IMPORT_PATH: (api.max_import_bytes, "api.max_import_bytes")}  # the route taking a catalog
     app.add_middleware(
         KeyThenBodyLimit,

@@ -19,9 +19,8 @@ from routes.api_app import ERROR_RESPONSES, need, ops
 from services.api import console, reports
 from services.api.operations import Operations
 from services.shared.auth import Principal
-from tool_selector.catalog import admin
 from tool_selector.catalog.admin import JobRecord, JobState
-from tool_selector.catalog.browse import BrowseState, ToolRow, browse_tools
+from tool_selector.catalog.browse import BrowseState, ToolRow
 
 Ops = Annotated[Operations, Depends(ops)]
 Reader = Annotated[Principal, Depends(need("read"))]
@@ -92,9 +91,7 @@ def list_tools(
     offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
 ) -> ToolPage:
     """The catalog's tools by server and name, one page at a time (for search by meaning: /tools/search)."""
-    total, rows = browse_tools(
-        o.container.store, text=q, server=server, state=state, limit=limit, offset=offset
-    )
+    total, rows = o.browse_tools(text=q, server=server, state=state, limit=limit, offset=offset)
     return ToolPage(total=total, tools=rows)
 
 
@@ -115,7 +112,7 @@ def list_jobs(
     offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
 ) -> JobPage:
     """Jobs newest first; a running job of this process shows its progress."""
-    total, jobs = admin.list_jobs(o.container.store, kind=kind, state=state, limit=limit, offset=offset)
+    total, jobs = o.list_jobs(kind=kind, state=state, limit=limit, offset=offset)
     return JobPage(total=total, jobs=[o.jobs.with_progress(job) for job in jobs])
 
 

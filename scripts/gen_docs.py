@@ -10,11 +10,11 @@ command, argument and option with its type, default and help, and the exit codes
 The settings reference walks the pydantic-settings model (``tool_selector.config.settings.Settings``), nested
 models recursively. Environment names come from the model's own config, not from a list kept here: the
 names pydantic-settings derives (``env_prefix``, ``env_nested_delimiter``, validation aliases,
-``env_prefix_target``), plus names the settings module reads some other way (a custom source: flat names
-of earlier versions, ``WEAVIATE_URL``, ...), found among the module's string literals. Every name is then
-checked by building the settings with only that variable set: a name is listed only when it really sets
-the setting. Defaults computed from the environment (data and cache folders) are shown for ``HOME=~``.
-Settings without a description are listed on stderr.
+``env_prefix_target``), plus names the settings module reads some other way (a custom source: the
+standard names of the services' SDKs, ``WEAVIATE_URL``, ...), found among the module's string
+literals. Every name is then checked by building the settings with only that variable set: a name is
+listed only when it really sets the setting. Defaults computed from the environment (data and cache
+folders) are shown for ``HOME=~``. Settings without a description are listed on stderr.
 """
 
 from __future__ import annotations

@@ -50,9 +50,9 @@ RETRYABLE_STATUS = frozenset({408, 429})
 BAD_STOP_REASONS = frozenset({"max_tokens", "refusal", "model_context_window_exceeded"})
 _STATUS_HINTS = {
     400: "The request was rejected as malformed; this is a bug in tool-selector's prompt or schema.",
-    401: "The API key was not accepted: check ANTHROPIC_API_KEY (or TOOL_SELECTOR_ANTHROPIC_API_KEY).",
+    401: "The API key was not accepted: check ANTHROPIC_API_KEY (or TOOL_SELECTOR_CLAUDE__API_KEY).",
     403: "The API key lacks permission for this model or endpoint; check the key's workspace.",
-    404: "Check TOOL_SELECTOR_CLAUDE_MODEL and TOOL_SELECTOR_ANTHROPIC_BASE_URL: the model or endpoint "
+    404: "Check TOOL_SELECTOR_CLAUDE__MODEL and TOOL_SELECTOR_CLAUDE__BASE_URL: the model or endpoint "
     "was not found.",
     413: "The request is too large; lower the enrichment batch size.",
 }

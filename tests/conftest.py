@@ -153,7 +153,7 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, sessi
 @pytest.fixture(autouse=True)
 def _no_real_llm_calls(monkeypatch: pytest.MonkeyPatch) -> None:
     """Real LLM calls are blocked in every test: the Anthropic SDK may reach loopback only (the replay
-    server of tests/claude_replay.py), and the ANTHROPIC_* variables are cleared."""
+    server of tests/support/claude_replay.py), and the ANTHROPIC_* variables are cleared."""
     from tests.support.claude_replay import forbid_real_network
 
     forbid_real_network(monkeypatch)

@@ -32,11 +32,12 @@ def api(
 
     from routes.api import build_app
     from services.shared.container import Container
+    from services.write.catalog import catalog_counts
 
     with mapped_errors():
         settings = cli_settings()
         with Container(settings) as container:
-            container.store.counts()  # refuse an empty, damaged or foreign catalog here, saying what to do
+            catalog_counts(container)  # refuse an empty, damaged or foreign catalog here, saying what to do
         shown = f"{workers} worker processes, " if workers > 1 else ""
         typer.echo(f"tool-selector API on http://{host}:{port} ({shown}docs at /docs)", err=True)
         log_level = settings.log_level.lower()

@@ -62,12 +62,13 @@ def catalog_import(
 def catalog_list() -> None:
     """List the servers in the catalog with their tool counts."""
     from services.shared.container import Container
+    from services.write.catalog import list_servers
 
     with mapped_errors(), Container(cli_settings()) as container:
         echo_json(
             [
                 {"name": s.name, "tools": s.tool_count, "creation_method": s.creation_method}
-                for s in container.store.list_servers()
+                for s in list_servers(container)
             ]
         )
 
@@ -90,14 +91,11 @@ def catalog_register(
     line per item."""
     from services.shared.auth import cli_principal
     from services.shared.container import Container
+    from services.write.catalog import read_batch
     from services.write.importing import import_batch
-    from services.write.registry import taken_server_names
-    from tool_selector.catalog.batch import read_batch_file
 
     with mapped_errors(), Container(cli_settings()) as container:
-        known = {s.name for s in container.store.list_servers()}
-        limit, taken = container.settings.max_file_bytes, taken_server_names(container)
-        batch = read_batch_file(path, fmt, known_servers=known, limit_bytes=limit, taken=taken)
+        batch = read_batch(container, path=path, fmt=fmt)
         result = import_batch(
             container, batch, mode=matching_mode, scope=match_scope, actor=cli_principal().actor
         )
@@ -111,10 +109,10 @@ def catalog_backup(
     """Copy the catalog database, consistently, while it is in use: servers, tools, keys, pins,
     approvals and audit. Restore by putting the copy in place as catalog.db (see the operator guide)."""
     from services.shared.container import Container
-    from tool_selector.catalog.database import backup
+    from services.write.catalog import backup_catalog
 
     with mapped_errors(), Container(cli_settings()) as container:
-        echo_json({"backup": str(out), **backup(container.store, out)})
+        echo_json(backup_catalog(container, out))
 
 
 @index_app.command("build")

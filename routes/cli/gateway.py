@@ -46,11 +46,11 @@ def stats(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table")] = False,
 ) -> None:
     """How agents used the gateway, per session: calls, errors, and hints followed or ignored."""
+    from services.gateway.usage import recent_usage
     from services.shared.container import Container
 
     with mapped_errors(), Container(cli_settings()) as container:
-        found = container.store.get_gateway_sessions(limit=sessions)
-        held = sorted(container.store.held_tool_ids())
+        found, held = recent_usage(container, sessions)
     if as_json:
         echo_json([s.model_dump(mode="json") for s in found])
         return

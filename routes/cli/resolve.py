@@ -24,15 +24,11 @@ def resolve(
 ) -> None:
     """Resolve a query and print the tiered decision as JSON."""
     from services.resolve.resolving import ResolveService
-    from services.resolve.steps import step_matches
     from services.shared.container import Container
 
     with mapped_errors(), Container(cli_settings()) as container:
         resolution, decision = ResolveService(container).resolve_and_route(query, mode=mode)
         out = decision.model_dump(mode="json", exclude_none=True)
-        steps = step_matches(resolution, decision)  # a multi-step request: the best powers per step
-        if steps:
-            out["parts"] = [s.model_dump(mode="json") for s in steps]
         if explain:
             out["resolution"] = resolution.model_dump(mode="json")
         echo_json(out)

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, Literal, TypeVar
 
+import anyio
 from pydantic import BaseModel, Field
 
 from services.api.jobs import JobRunner
@@ -25,8 +26,10 @@ from services.shared.container import Container
 from services.shared.indexing import index_is_current
 from services.write import importing, registry
 from services.write.sync import SyncSummary, last_sync, run_sync
-from tool_selector.catalog.admin import JobRecord
+from tool_selector.catalog import admin
+from tool_selector.catalog.admin import AuditRecord, JobRecord, JobState
 from tool_selector.catalog.batch import ImportBatch
+from tool_selector.catalog.browse import BrowseState, ToolRow, browse_tools
 from tool_selector.core.models import (
     Decision,
     DiscoveryStatus,
@@ -109,6 +112,9 @@ class Operations:
         self.jobs = JobRunner(container)
         self.live = LiveResolver(container, cache_size=container.settings.api.answer_cache_size)
         self.warm = threading.Event()  # set once warm_up has loaded the index and the model (or given up)
+        # resolves that miss the answer cache running at once, in threads (api.resolve_threads): this
+        # process's, whichever app serves it
+        self.resolving = anyio.CapacityLimiter(container.settings.api.resolve_threads)
 
     def close(self) -> None:
         self.jobs.close()
@@ -170,6 +176,26 @@ class Operations:
         return self.server_status(name)
 
     # -- reads -----------------------------------------------------------------------------------
+
+    def audit(
+        self, *, limit: int, before_seq: int | None, actor: str | None, target: str | None
+    ) -> list[AuditRecord]:
+        """Every mutation, newest first (a page of ``limit`` below ``before_seq``), filtered."""
+        store = self.container.store
+        return admin.read_audit(store, limit=limit, before_seq=before_seq, actor=actor, target=target)
+
+    def list_jobs(
+        self, *, kind: str | None, state: JobState | None, limit: int, offset: int
+    ) -> tuple[int, list[JobRecord]]:
+        return admin.list_jobs(self.container.store, kind=kind, state=state, limit=limit, offset=offset)
+
+    def browse_tools(
+        self, *, text: str | None, server: str | None, state: BrowseState | None, limit: int, offset: int
+    ) -> tuple[int, list[ToolRow]]:
+        """A page of the catalog's tools for the console, filtered by words, server and approval state."""
+        return browse_tools(
+            self.container.store, text=text, server=server, state=state, limit=limit, offset=offset
+        )
 
     def cached_answer(self, query: str, mode: SearchMode, limit: int) -> tuple[Resolution, Decision] | None:
         return self.live.cached_answer(query, mode, limit)

@@ -31,12 +31,12 @@ from services.gateway.hints import HintTracker, Suggestion
 from services.gateway.powers import Activation, ChangeReason, Power, PowerManager
 from services.gateway.runnable import catalog_only, mark_runnable, not_runnable_note
 from services.resolve.live import LiveResolver
-from services.resolve.steps import StepMatch, best_powers, step_matches
+from services.resolve.steps import best_powers
 from services.shared.container import Container
 from services.write.quarantine import refresh_after_hold, refuse_held, vet_live_tools
 from tool_selector.config.servers import ServerConfig, load_servers
 from tool_selector.core.errors import InvalidInputError, NotFoundError
-from tool_selector.core.models import Decision, GatewaySessionStats, ToolSummary
+from tool_selector.core.models import Decision, GatewaySessionStats, StepMatch, ToolSummary
 from tool_selector.core.names import MAX_NAME_CHARS, shown_name
 from tool_selector.trust.limits import cut
 from tool_selector.trust.shown import server_instructions
@@ -156,11 +156,9 @@ class GatewayService:
     # -- resolve_intent ------------------------------------------------------------------------------
 
     async def resolve_intent(self, caller: Caller, query: str) -> dict[str, Any]:
-        resolution, decision = await anyio.to_thread.run_sync(
-            self.live.resolve_and_route, query, limiter=self._resolving
-        )
-        steps = step_matches(resolution, decision)  # a multi-step request: one power per step
-        answer = decision_json(decision, steps)
+        decision = await anyio.to_thread.run_sync(self.live.decide, query, limiter=self._resolving)
+        steps = decision.parts or []  # a multi-step request: one power per step
+        answer = decision_json(decision)
         runnable = self.powers.configured()
         mark_runnable(answer, runnable)
         suggestions: list[Suggestion] = []
@@ -347,12 +345,9 @@ def render_answer(answer: dict[str, Any]) -> str:
     return json.dumps(answer, ensure_ascii=False)
 
 
-def decision_json(decision: Decision, steps: Sequence[StepMatch] = ()) -> dict[str, Any]:
-    """A decision as resolve_intent answers it; ``steps`` (services/resolve/steps.py) become its
-    ``parts``, present only for a multi-step request."""
+def decision_json(decision: Decision) -> dict[str, Any]:
+    """A decision as resolve_intent answers it (its ``parts`` only for a multi-step request)."""
     answer = decision.model_dump(mode="json", exclude_none=True)
-    if steps:
-        answer["parts"] = [s.model_dump(mode="json") for s in steps]
     for key in ("matches", "available_powers"):
         for summary in answer.get(key, []):
             text = summary.get("description", "")

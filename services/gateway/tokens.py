@@ -24,7 +24,7 @@ from pydantic import BaseModel
 from services.gateway.service import decision_json, namespaced, render_answer
 from services.gateway.tools import gateway_tools
 from services.resolve.resolving import ResolveService
-from services.resolve.steps import best_powers, step_matches
+from services.resolve.steps import best_powers
 from tool_selector.core.errors import CatalogFileError
 from tool_selector.core.files import DEFAULT_MAX_FILE_BYTES, read_text_limited
 from tool_selector.core.tokens import TOKENIZER_NAME, count_tokens
@@ -121,10 +121,10 @@ def account_tokens(resolver: ResolveService, queries: Sequence[str]) -> TokenRep
     own = gateway_definitions_tokens()
     lines = []
     for query in queries:
-        resolution, decision = resolver.resolve_and_route(query)
-        steps = step_matches(resolution, decision)
+        decision = resolver.decide(query)
+        steps = decision.parts or []
         call = json.dumps({"name": "resolve_intent", "arguments": {"query": query}}, ensure_ascii=False)
-        answer = render_answer(decision_json(decision, steps))
+        answer = render_answer(decision_json(decision))
         seen = own + count_tokens(call) + count_tokens(answer)
         if decision.status == "activated":
             listed = [p for p in dict.fromkeys([decision.power, *best_powers(steps)]) if p in powers]

@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from services.resolve.resolving import ResolveService
 from services.shared.container import Container
-from services.shared.indexing import indexed_catalog_hash
+from services.shared.indexing import indexed_seq
 from tool_selector.core.errors import IndexDamagedError, IndexMissingError
 from tool_selector.core.models import Decision, Resolution, SearchMode
 
@@ -51,7 +51,7 @@ class LiveResolver:
         self._cache_size = cache_size
         self._writing = container.write_lock.busy if writing is None else writing
         self._service: ResolveService | None = None
-        self._built_for: str | None = None  # the mark the service was built for (None: look again)
+        self._built_for: int | None = None  # the mark the service was built for (None: look again)
         self._checked_at = -math.inf
         self._lock = threading.Lock()
         self._answers: OrderedDict[tuple[str, str, int], Answer] = OrderedDict()
@@ -67,13 +67,13 @@ class LiveResolver:
             if self._service is not None and time.monotonic() - self._checked_at < self._check_s:
                 return self._service
             self._checked_at = time.monotonic()
-            mark = indexed_catalog_hash(self.container)
+            mark = indexed_seq(self.container)
             if self._service is None or mark != self._built_for:
                 self._reload(mark)
             assert self._service is not None
             return self._service
 
-    def _reload(self, mark: str | None) -> None:
+    def _reload(self, mark: int | None) -> None:
         self.container.backend.refresh()
         writing = self._writing()
         try:
@@ -105,13 +105,13 @@ class LiveResolver:
         with self._answers_lock:
             self._answers.clear()
 
-    def _updated(self, mark: str | None, writing: bool) -> ResolveService | None:
+    def _updated(self, mark: int | None, writing: bool) -> ResolveService | None:
         """The service brought up to date with the servers changed since it was built, when the change
         log still says which and they are few; None: build it anew."""
         previous, built = self._service, self._built_for
-        if previous is None or built is None or not built.startswith("seq:") or mark is None:
+        if previous is None or built is None or mark is None:
             return None
-        changed = self.container.store.servers_changed_since(int(built.removeprefix("seq:")))
+        changed = self.container.store.servers_changed_since(built)
         if changed is None or len(changed) > max(UPDATE_MIN, UPDATE_SHARE * len(previous.powers)):
             return None
         return ResolveService.updated(previous, changed, allow_stale=writing)

@@ -6,7 +6,7 @@ from collections.abc import Callable, Collection
 
 from services.resolve.steps import known_parts, step_matches, with_steps
 from services.shared.container import Container
-from services.shared.indexing import index_is_current, indexed_catalog_hash
+from services.shared.indexing import index_is_current, indexed_seq
 from tool_selector.core.errors import IndexMissingError, NotFoundError
 from tool_selector.core.models import (
     Decision,
@@ -57,8 +57,7 @@ def _check_index(container: Container, *, allow_stale: bool) -> None:
             "The search index is empty.",
             hint="Run `tool-selector catalog import DIR` and `tool-selector index build` first.",
         )
-    indexed = indexed_catalog_hash(container)
-    if not allow_stale and indexed is not None and not index_is_current(container):
+    if not allow_stale and indexed_seq(container) is not None and not index_is_current(container):
         raise IndexMissingError(
             "The search index is older than the catalog (servers or tools changed since it was built).",
             hint="Run `tool-selector index build` to bring it up to date.",

@@ -1,9 +1,10 @@
 """The steps of a multi-step request, as every adapter shows them.
 
 The resolver splits a request such as "get the time in Tokyo and then fetch example.com" into parts
-and ranks powers and tools for each (``Resolution.parts``). An answer then lists the parts, one
-``StepMatch`` each, and its message names the best power of every step: a multi-step request needs one
-power per step, not one of the whole request's matches.
+and ranks powers and tools for each (``Resolution.parts``, three of each). The decision then carries
+the parts (``Decision.parts``, one ``StepMatch`` each) and its message names the best power of every
+step: a multi-step request needs one power per step, not one of the whole request's matches.
+``ResolveService.resolve_and_route`` computes them once; REST, CLI and gateway render the decision.
 
 - Only a request of two parts or more has steps; a one-step answer is unchanged.
 - A ``not_found`` answer shows no steps: the router is sure that nothing configured fits.
@@ -15,24 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from pydantic import BaseModel, Field
-
-from tool_selector.core.models import Decision, QueryPart, Resolution
+from tool_selector.core.models import Decision, QueryPart, Resolution, StepMatch
 from tool_selector.core.names import server_of, tool_of
 from tool_selector.route.tiers import PowerInfo
-
-STEP_POWERS = 3  # what each step lists, best first
-STEP_TOOLS = 3
-
-
-class StepMatch(BaseModel):
-    """One step of a multi-step request and what fits it best."""
-
-    step: str = Field(description="this step of the request, in the user's words")
-    powers: list[str] = Field(default_factory=list, description="the powers that fit this step, best first")
-    tools: list[str] = Field(
-        default_factory=list, description="the tools that fit this step as 'power::tool', best first"
-    )
 
 
 def known_parts(parts: Sequence[QueryPart], powers: Mapping[str, PowerInfo]) -> list[QueryPart]:
@@ -57,10 +43,7 @@ def step_matches(resolution: Resolution, decision: Decision) -> list[StepMatch]:
     """The steps an answer shows: none for a one-step request or a ``not_found`` decision."""
     if len(resolution.parts) < 2 or decision.status == "not_found":
         return []
-    return [
-        StepMatch(step=part.text, powers=part.powers[:STEP_POWERS], tools=part.tools[:STEP_TOOLS])
-        for part in resolution.parts
-    ]
+    return [StepMatch(step=part.text, powers=part.powers, tools=part.tools) for part in resolution.parts]
 
 
 def best_powers(steps: Sequence[StepMatch]) -> list[str]:
@@ -85,8 +68,9 @@ def steps_sentence(steps: Sequence[StepMatch], status: str) -> str:
 
 
 def with_steps(decision: Decision, steps: Sequence[StepMatch]) -> Decision:
-    """``decision`` with the steps' sentence after its message (itself when there are no steps)."""
+    """``decision`` with its ``parts`` and the steps' sentence after its message (itself when there are
+    no steps): the one place steps are computed; every adapter renders them from the decision."""
     if not steps:
         return decision
     sentence = steps_sentence(steps, decision.status)
-    return decision.model_copy(update={"message": f"{decision.message} {sentence}"})
+    return decision.model_copy(update={"message": f"{decision.message} {sentence}", "parts": list(steps)})

@@ -5,9 +5,9 @@ The mark is the number of the last catalog change the index was brought in line 
 change log, filled by triggers: tool_selector/catalog/schema.py), kept in the catalog store under the
 container's ``index_key`` + ``#seq`` (one per backend and Weaviate collection). The index is current
 when no change came after its mark; a refresh redoes only the servers changed after it, so a write
-costs what it changed. A running process notices a new mark (services/resolve/live.py). A data folder
-from before the change log carries the catalog hash it was built from instead (``index_key``), read
-until the next refresh writes a number.
+costs what it changed. A running process notices a new mark (services/resolve/live.py). An index
+without a mark (never marked, or written by a 0.1 pre-release that marked a catalog hash instead) is
+stale: the next refresh brings all of it in line and marks it.
 
 Every refresh holds the data folder's writer lock and starts by loading what another process wrote
 meanwhile (``backend.refresh()``), so it writes its documents on top of the newest index generation,
@@ -38,15 +38,9 @@ logger = logging.getLogger(__name__)
 SEQ_MARK = "#seq"
 
 
-def indexed_catalog_hash(container: Container) -> str | None:
-    """The mark of the configured index: the last catalog change it was brought in line with (or, in
-    a data folder from before the change log, the catalog hash it was built from)."""
-    store = container.store
-    seq = store.get_meta(container.index_key + SEQ_MARK)
-    return f"seq:{seq}" if seq is not None else store.get_meta(container.index_key)
-
-
-def _indexed_seq(container: Container) -> int | None:
+def indexed_seq(container: Container) -> int | None:
+    """The mark of the configured index: the number of the last catalog change it was brought in line
+    with; None for an index never marked."""
     value = container.store.get_meta(container.index_key + SEQ_MARK)
     return int(value) if value is not None and value.isdigit() else None
 
@@ -58,10 +52,9 @@ def index_is_current(container: Container) -> bool:
     """No change came after the index's mark, or the few servers changed since hold the documents the
     index has (a change such as a rejected quarantine entry alters nothing the index is made from)."""
     store = container.store
-    seq = _indexed_seq(container)
+    seq = indexed_seq(container)
     if seq is None:
-        legacy = store.get_meta(container.index_key)
-        return legacy is not None and legacy == store.catalog_hash()
+        return False
     if seq == store.change_seq():
         return True
     changed = store.servers_changed_since(seq)
@@ -104,15 +97,15 @@ def refresh_index(
     store = container.store
     container.backend.refresh()  # another process may have written a newer generation
     damaged = not drop and _damaged(container)
-    if only_if_stale and not damaged and index_is_current(container) and container.backend.count() > 0:
-        servers, tools = store.counts()
+    built_from = store.change_seq()  # taken first: a change made meanwhile leaves the index stale
+    seq = indexed_seq(container)
+    if only_if_stale and not damaged and seq == built_from and container.backend.count() > 0:
+        servers, tools = store.counts()  # nothing changed since the mark: nothing to compare either
         return IndexSummary(
             documents=tools, unchanged=tools, servers_indexed=servers, servers_unchanged=servers
         )
     if drop or damaged:
         return _replace(container, damaged=damaged, progress=progress)
-    built_from = store.change_seq()  # taken first: a change made meanwhile leaves the index stale
-    seq = _indexed_seq(container)
     full = rebuild or container.backend.count() == 0
     scope = None if full or seq is None else store.servers_changed_since(seq)
     summary = index_catalog(

@@ -1,17 +1,21 @@
-"""Use cases over the catalog: import a catalog folder, list what is stored."""
+"""Use cases over the catalog: import a catalog folder, read a batch against what is stored, list what
+is stored, back it up."""
 
 from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Literal
 
 from services.shared.container import Container
 from services.shared.policy import origin_mode
 from services.shared.writing import writes
 from services.write.registry import operator_owned, taken_server_names
+from tool_selector.catalog.batch import BatchFormat, ImportBatch, parse_batch_body, read_batch_file
+from tool_selector.catalog.database import backup
 from tool_selector.catalog.files import read_catalog_dir
 from tool_selector.catalog.rows import ImportSummary
-from tool_selector.core.models import CreationMethod
+from tool_selector.core.models import CreationMethod, ServerRecord
 from tool_selector.trust.limits import refuse_oversize
 
 logger = logging.getLogger(__name__)
@@ -51,3 +55,39 @@ def import_catalog_dir(
     )
     summary.servers_skipped = skipped
     return summary
+
+
+def list_servers(container: Container) -> list[ServerRecord]:
+    """Every server of the catalog with its tool count, by name."""
+    return container.store.list_servers()
+
+
+def read_batch(
+    container: Container,
+    *,
+    raw: bytes | None = None,
+    content_type: str = "",
+    path: Path | None = None,
+    fmt: Literal["auto"] | BatchFormat = "auto",
+) -> ImportBatch:
+    """A batch (a request body of ``content_type``, or the file at ``path``) parsed against the catalog:
+    its tools may name the catalog's servers; no new server may copy a name in use up to case; held to
+    the caps of a registration. Raises CatalogFileError listing every problem; nothing is stored."""
+    known = {s.name for s in container.store.list_servers()}
+    taken = taken_server_names(container)
+    if path is not None:
+        limit = container.settings.max_file_bytes
+        return read_batch_file(path, fmt, known_servers=known, limit_bytes=limit, taken=taken)
+    batch = parse_batch_body(content_type, raw or b"", known_servers=known, taken=taken)
+    refuse_oversize(batch.servers, batch.tools)
+    return batch
+
+
+def backup_catalog(container: Container, out: Path) -> dict[str, object]:
+    """A consistent, checked copy of the catalog database at ``out`` (a new file), and what it holds."""
+    return {"backup": str(out), **backup(container.store, out)}
+
+
+def catalog_counts(container: Container) -> tuple[int, int]:
+    """Servers and tools stored; reading them refuses an empty, damaged or foreign catalog first."""
+    return container.store.counts()

@@ -93,7 +93,7 @@ def test_eval_refuses_a_dataset_queries_file_over_the_limit_before_building_anyt
     folder = write_catalog(tmp_path / "dataset", {"weather": ["read_gauge"]})
     line = {"query": "read the gauge", "gold_servers": ["weather"], "gold_tools": ["weather::read_gauge"]}
     (folder / "queries.jsonl").write_text("\n".join(json.dumps({**line, "id": f"q{i}"}) for i in range(100)))
-    code, out = _run("eval", str(folder), "--predictions", str(tmp_path / "p.jsonl"))
+    code, out = _run("lab", "eval", str(folder), "--predictions", str(tmp_path / "p.jsonl"))
     assert code == 3
     _over_the_limit(out, folder / "queries.jsonl")
 

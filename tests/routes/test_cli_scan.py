@@ -116,7 +116,7 @@ def test_bench_scan_prints_detection_per_attack_and_false_positives_per_catalog(
         ],
     )
     catalog = _catalog(tmp_path, poisoned=False)
-    result = _run("bench-scan", "--corpus", str(corpus), "--catalog", str(catalog))
+    result = _run("lab", "bench-scan", "--corpus", str(corpus), "--catalog", str(catalog))
     assert result.exit_code == 0, result.output
     figures = json.loads(result.stdout)
     assert figures["corpus"]["by_attack"] == {

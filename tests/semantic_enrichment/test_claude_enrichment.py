@@ -541,9 +541,7 @@ def test_enrichers_made_from_settings_ask_claude_at_the_configured_base_url_and_
     settings = Settings(
         data_dir=tmp_path / "data",
         enricher="claude",
-        anthropic_api_key=KEY,  # the flat names of earlier versions still work
-        anthropic_base_url=replay.base_url,
-        claude_model=MODEL,
+        claude={"api_key": KEY, "base_url": replay.base_url, "model": MODEL},
     )
     container = Container(settings)
     enrichers = container.enrichers()
@@ -575,9 +573,7 @@ def test_a_sync_with_the_claude_enricher_asks_claude_once_per_server_and_then_ne
         cache_dir=tmp_path / "cache",
         servers_file=tmp_path / "no-servers.json",
         enricher="claude",
-        anthropic_api_key=KEY,
-        anthropic_base_url=replay.base_url,
-        claude_model=MODEL,
+        claude={"api_key": KEY, "base_url": replay.base_url, "model": MODEL},
     )
     with Container(settings, embedder=embedder) as container:
         CatalogWriter(container.store).import_catalog(

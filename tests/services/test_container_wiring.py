@@ -24,7 +24,6 @@ EMBEDDER = HashingEmbedder(dim=384)  # the packaged calibration reads 384-dimens
 # (setting, environment variable, value as set, value as the backend's configuration holds it)
 WEAVIATE_SETTINGS: list[tuple[str, str, str, Any]] = [
     ("url", "TOOL_SELECTOR_WEAVIATE__URL", "http://weaviate.internal:8081", "http://weaviate.internal:8081"),
-    ("url", "TOOL_SELECTOR_WEAVIATE_URL", "http://flat.internal:8082", "http://flat.internal:8082"),
     ("url", "WEAVIATE_URL", "http://bare.internal:8083", "http://bare.internal:8083"),
     (
         "grpc_url",
@@ -34,10 +33,9 @@ WEAVIATE_SETTINGS: list[tuple[str, str, str, Any]] = [
     ),
     ("grpc_url", "WEAVIATE_GRPC_URL", "http://grpc2.internal:50053", "http://grpc2.internal:50053"),
     ("collection", "TOOL_SELECTOR_WEAVIATE__COLLECTION", "Tools2", "Tools2"),
-    ("collection", "TOOL_SELECTOR_WEAVIATE_COLLECTION", "Tools3", "Tools3"),
     ("connect_timeout_s", "TOOL_SELECTOR_WEAVIATE__CONNECT_TIMEOUT_S", "7.5", 7.5),
     ("query_timeout_s", "TOOL_SELECTOR_WEAVIATE__QUERY_TIMEOUT_S", "11", 11.0),
-    ("insert_timeout_s", "TOOL_SELECTOR_WEAVIATE_INSERT_TIMEOUT_S", "61", 61.0),
+    ("insert_timeout_s", "TOOL_SELECTOR_WEAVIATE__INSERT_TIMEOUT_S", "61", 61.0),
     ("max_attempts", "TOOL_SELECTOR_WEAVIATE__MAX_ATTEMPTS", "5", 5),
 ]
 
@@ -128,8 +126,8 @@ def test_the_claude_settings_reach_one_client_per_process_which_closes_with_the_
 ) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-wiring")
     monkeypatch.setenv("TOOL_SELECTOR_CLAUDE__MODEL", "claude-test-model")
-    monkeypatch.setenv("TOOL_SELECTOR_CLAUDE_MAX_ATTEMPTS", "2")
-    monkeypatch.setenv("TOOL_SELECTOR_ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("TOOL_SELECTOR_CLAUDE__MAX_ATTEMPTS", "2")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")  # the anthropic SDK's own name
     container = container_from_environment(tmp_path)
     assert container.settings.claude == ClaudeSettings(
         api_key="sk-ant-wiring",  # type: ignore[arg-type]
@@ -155,7 +153,18 @@ def test_the_claude_settings_reach_one_client_per_process_which_closes_with_the_
 def test_the_gateway_settings_are_one_group_passed_whole(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setenv("TOOL_SELECTOR_GATEWAY_MAX_ACTIVE", "3")  # the flat name of earlier versions
+    monkeypatch.setenv("TOOL_SELECTOR_GATEWAY__MAX_ACTIVE", "3")
     monkeypatch.setenv("TOOL_SELECTOR_GATEWAY__CALL_TIMEOUT_S", "9")
     settings = load_settings(data_dir=tmp_path)
     assert (settings.gateway.max_active, settings.gateway.call_timeout_s) == (3, 9.0)
+
+
+def test_the_flat_setting_names_of_the_0_1_pre_releases_are_refused_not_read(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from tool_selector.core.errors import ConfigurationError
+
+    monkeypatch.setenv("TOOL_SELECTOR_GATEWAY_MAX_ACTIVE", "3")  # read before; its group's name now
+    assert load_settings(data_dir=tmp_path).gateway.max_active != 3
+    with pytest.raises(ConfigurationError):
+        load_settings(data_dir=tmp_path, gateway_max_active=3)

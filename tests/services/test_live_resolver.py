@@ -13,7 +13,7 @@ from services.api.operations import Operations
 from services.resolve import live as live_module
 from services.resolve.live import LiveResolver
 from services.shared.container import Container
-from services.shared.indexing import index_is_current, indexed_catalog_hash, refresh_index
+from services.shared.indexing import index_is_current, indexed_seq, refresh_index
 from services.write.catalog import import_catalog_dir
 from tests.support.catalogs import write_catalog
 from tool_selector.config.settings import Settings
@@ -74,10 +74,10 @@ def test_the_index_mark_is_read_at_most_once_per_check_interval(
     reads: list[str | None] = []
 
     def counting(container: Container) -> str | None:
-        reads.append(indexed_catalog_hash(container))
+        reads.append(indexed_seq(container))
         return reads[-1]
 
-    monkeypatch.setattr(live_module, "indexed_catalog_hash", counting)
+    monkeypatch.setattr(live_module, "indexed_seq", counting)
     with Container(settings, embedder=EMBEDDER) as reader:
         live = LiveResolver(reader, cache_size=10)
         for _ in range(20):
@@ -99,7 +99,7 @@ def test_a_cached_answer_is_read_without_the_database_and_not_at_all_when_a_look
         def no_database(container: Container) -> str | None:
             raise AssertionError("an event loop must not read the database")
 
-        monkeypatch.setattr(live_module, "indexed_catalog_hash", no_database)
+        monkeypatch.setattr(live_module, "indexed_seq", no_database)
         assert live.cached_answer("weather alerts", "hybrid", 3) is answer
         live.expire()
         assert live.cached_answer("weather alerts", "hybrid", 3) is None  # the caller goes to a worker thread
@@ -156,7 +156,7 @@ def test_an_index_written_in_part_is_not_marked_current_and_the_next_refresh_fin
         import_catalog_dir(container, write_catalog(tmp_path / "first", FIRST), approve=True, actor="test")
         partial = refresh_index(container)
         assert len(partial.errors) == 1 and partial.written == 2
-        assert indexed_catalog_hash(container) is None and not index_is_current(container)
+        assert indexed_seq(container) is None and not index_is_current(container)
         finished = refresh_index(container, only_if_stale=True)
         assert finished.errors == {} and finished.written == 1  # only the document that failed
         assert index_is_current(container)

@@ -117,14 +117,14 @@ def test_a_mark_older_than_the_pruned_log_means_a_full_refresh(container: Contai
     assert summary.documents == 7 and summary.unchanged == 7  # all read again, nothing rewritten
 
 
-def test_a_data_folder_from_before_the_change_log_is_current_by_its_catalog_hash(
+def test_an_index_without_a_mark_is_stale_and_the_next_refresh_compares_it_whole_and_marks_it(
     container: Container,
 ) -> None:
     store = container.store
-    store.set_meta(container.index_key, store.catalog_hash())  # what the earlier version wrote
-    with store._transaction() as db:  # as the earlier version left it
+    store.set_meta(container.index_key, store.catalog_hash())  # what a 0.1 pre-release wrote: not read
+    with store._transaction() as db:
         db.execute("DELETE FROM meta WHERE key=?", (container.index_key + SEQ_MARK,))
-    assert index_is_current(container)  # read by the hash until the next refresh
+    assert not index_is_current(container)
     summary = refresh_index(container)
     assert summary.documents == 7  # no mark to start from: everything is compared once
     assert store.get_meta(container.index_key + SEQ_MARK) == str(store.change_seq())

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from services.resolve.steps import StepMatch, known_parts, step_matches, steps_sentence, with_steps
-from tool_selector.core.models import Decision, QueryPart, Resolution, ToolSummary
+from services.resolve.steps import known_parts, step_matches, steps_sentence, with_steps
+from tool_selector.core.models import Decision, QueryPart, Resolution, StepMatch, ToolSummary
 from tool_selector.route.tiers import PowerInfo
 
 
@@ -23,11 +23,18 @@ def test_a_request_of_one_part_or_none_has_no_steps_and_its_message_is_unchanged
     assert with_steps(_decision(), []).message == "Pick one."
 
 
-def test_each_step_lists_at_most_three_powers_and_three_tools_best_first() -> None:
-    part = QueryPart(text="one", powers=["a", "b", "c", "d"], tools=["a::1", "a::2", "b::1", "c::1"])
+def test_each_step_shows_what_its_part_ranked_in_order_and_the_decision_carries_the_steps() -> None:
+    part = QueryPart(text="one", powers=["a", "b", "c"], tools=["a::1", "a::2", "b::1"])
     steps = step_matches(_resolution([part, QueryPart(text="two")]), _decision())
     assert steps[0] == StepMatch(step="one", powers=["a", "b", "c"], tools=["a::1", "a::2", "b::1"])
     assert steps[1] == StepMatch(step="two")
+    decided = with_steps(_decision(), steps)
+    assert decided.parts == steps and decided.model_dump()["parts"][1] == {
+        "step": "two",
+        "powers": [],
+        "tools": [],
+    }
+    assert "parts" not in _decision().model_dump()  # a one-step answer has no parts at all
 
 
 def test_known_parts_keep_only_the_powers_and_tools_of_the_directory() -> None:

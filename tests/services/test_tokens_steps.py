@@ -18,7 +18,6 @@ from services.gateway.tokens import (
     power_definitions,
 )
 from services.resolve.resolving import ResolveService
-from services.resolve.steps import step_matches
 from services.shared.container import Container
 from tests.support.api_helpers import make_template
 from tool_selector.config.settings import Settings
@@ -51,9 +50,9 @@ def test_an_activated_multi_step_request_counts_its_parts_and_each_steps_power_t
     with Container(settings.model_copy(update={"data_dir": data}), embedder=HASHING) as container:
         resolver = ResolveService(container)
         (line,) = account_tokens(resolver, [REQUEST]).lines
-        resolution, decision = resolver.resolve_and_route(REQUEST)
+        decision = resolver.decide(REQUEST)
     assert (line.status, line.power) == ("activated", "time")
-    answer = render_answer(decision_json(decision, step_matches(resolution, decision)))
+    answer = render_answer(decision_json(decision))
     assert '"parts"' in answer
     call = json.dumps({"name": "resolve_intent", "arguments": {"query": REQUEST}}, ensure_ascii=False)
     both = power_definitions(resolver.powers["time"]) + power_definitions(resolver.powers["fetch"])

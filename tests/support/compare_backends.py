@@ -39,9 +39,11 @@ def main(bench: Path, limit: int) -> str:
             Settings(  # type: ignore[arg-type]
                 **common,
                 backend="weaviate",
-                weaviate_url=fake.url,
-                weaviate_grpc_url=f"http://127.0.0.1:{fake.grpc_port}",
-                weaviate_collection="ToolCompare",
+                weaviate={
+                    "url": fake.url,
+                    "grpc_url": f"http://127.0.0.1:{fake.grpc_port}",
+                    "collection": "ToolCompare",
+                },
             ),
             embedder=embedder,
         )

@@ -57,19 +57,35 @@ class GatewaySetup:
             "TOOL_SELECTOR_DATA_DIR": str(self.data_dir),
             "TOOL_SELECTOR_CACHE_DIR": str(self.cache_dir),
             "TOOL_SELECTOR_SERVERS_FILE": str(self.servers_file),
-            "TOOL_SELECTOR_GATEWAY_CALL_TIMEOUT_S": "3",
+            "TOOL_SELECTOR_GATEWAY__CALL_TIMEOUT_S": "3",
             MARK: self.mark,
         }
-        return base | {f"TOOL_SELECTOR_{k.upper()}": v for k, v in overrides.items()}
+        return base | {f"TOOL_SELECTOR_{grouped_name(k).upper()}": v for k, v in overrides.items()}
 
     def settings(self, **overrides: Any) -> Settings:
+        """Settings of this set-up; ``gateway_max_active=1`` sets ``gateway.max_active`` (a group's field
+        named with its group's prefix, as tests write them)."""
+        nested: dict[str, Any] = {"gateway": {"call_timeout_s": 3}}
+        for key, value in overrides.items():
+            group, _, field = grouped_name(key).partition("__")
+            if field:
+                nested.setdefault(group, {})[field] = value
+            else:
+                nested[key] = value
         return Settings(
-            data_dir=self.data_dir,
-            cache_dir=self.cache_dir,
-            servers_file=self.servers_file,
-            gateway_call_timeout_s=3,
-            **overrides,
+            data_dir=self.data_dir, cache_dir=self.cache_dir, servers_file=self.servers_file, **nested
         )
+
+
+SETTING_GROUPS = ("gateway", "weaviate", "claude", "api", "trust")
+
+
+def grouped_name(key: str) -> str:
+    """``gateway_max_active`` -> ``gateway__max_active`` (a group's field), other names as they are."""
+    for group in SETTING_GROUPS:
+        if key.startswith(group + "_") and not key.startswith(group + "__"):
+            return f"{group}__{key[len(group) + 1 :]}"
+    return key
 
 
 def server_configs(mark: str, pid_dir: Path) -> dict[str, ServerConfig]:

@@ -60,3 +60,17 @@ def test_the_resolver_refuses_unusable_queries_and_says_what_to_do(
     assert counting.queries == []  # refused before any work
     assert resolver.resolve("  list my GitHub projects  ", terms).query == "list my GitHub projects"
     assert counting.queries == ["list my GitHub projects"]
+
+
+def test_each_step_of_a_multi_step_request_lists_at_most_three_powers_and_three_tools_best_first() -> None:
+    from tool_selector.core.models import search_hit
+    from tool_selector.resolve.resolver import step_of
+
+    hits = [
+        search_hit(f"s{i}::t{j}", f"s{i}", f"t{j}", 1.0 - i / 10 - j / 100, 0.5, 0.5)
+        for i in range(5)
+        for j in range(2)
+    ]
+    step = step_of("one step", hits, "hybrid")
+    assert step.powers == ["s0", "s1", "s2"]
+    assert step.tools == ["s0::t0", "s0::t1", "s1::t0"]

@@ -4,9 +4,9 @@ Settings are nested by component: ``weaviate``, ``claude``, ``gateway`` and ``ap
 whole to the component they configure; the rest (data folders, retrieval, sync) sit at the top.
 
 Sources, highest first: keyword arguments, environment (``TOOL_SELECTOR_*``; a group's field as
-``TOOL_SELECTOR_WEAVIATE__URL``), the flat names of earlier versions (``TOOL_SELECTOR_WEAVIATE_URL``,
-``WEAVIATE_URL``, ``ANTHROPIC_API_KEY``, ...), the TOML file named by ``TOOL_SELECTOR_CONFIG_FILE``
-(``[weaviate]`` tables, or the flat keys), defaults. ``env_names`` lists every name a setting is read from.
+``TOOL_SELECTOR_WEAVIATE__URL``), the standard names of the services' own SDKs (``WEAVIATE_URL``,
+``ANTHROPIC_API_KEY``, ...), the TOML file named by ``TOOL_SELECTOR_CONFIG_FILE`` (``[weaviate]``
+tables), defaults. ``env_names`` lists every name a setting is read from.
 """
 
 from __future__ import annotations
@@ -134,16 +134,14 @@ class GatewaySettings(BaseModel):
     )
 
 
-# group -> (its model, the flat name prefix of earlier versions)
-GROUPS: dict[str, tuple[type[BaseModel], str]] = {
-    "weaviate": (WeaviateSettings, "weaviate_"),
-    "claude": (ClaudeSettings, "claude_"),
-    "gateway": (GatewaySettings, "gateway_"),
-    "api": (ApiSettings, "api_"),
-    "trust": (TrustSettings, "trust_"),
+GROUPS: dict[str, type[BaseModel]] = {
+    "weaviate": WeaviateSettings,
+    "claude": ClaudeSettings,
+    "gateway": GatewaySettings,
+    "api": ApiSettings,
+    "trust": TrustSettings,
 }
-# flat names of earlier versions that do not follow "<group>_<field>", and names read without the prefix
-_RENAMED = {"anthropic_api_key": ("claude", "api_key"), "anthropic_base_url": ("claude", "base_url")}
+# the names the services' own SDKs read, read too (without the prefix)
 _BARE_ENV = {
     ("weaviate", "url"): "WEAVIATE_URL",
     ("weaviate", "grpc_url"): "WEAVIATE_GRPC_URL",
@@ -154,32 +152,18 @@ _BARE_ENV = {
 ENV_PREFIX = "TOOL_SELECTOR_"
 
 
-def flat_names() -> dict[str, tuple[str, str]]:
-    """Every flat name of earlier versions (``weaviate_url``) -> (group, field)."""
-    names = {
-        f"{prefix}{field}": (group, field)
-        for group, (model, prefix) in GROUPS.items()
-        for field in model.model_fields
-    }
-    names.update(_RENAMED)
-    return names
-
-
 def env_names(group: str | None, field: str) -> list[str]:
     """Every environment variable a setting is read from, highest priority first."""
     if group is None:
         return [f"{ENV_PREFIX}{field}".upper()]
     names = [f"{ENV_PREFIX}{group}__{field}".upper()]
-    names += [
-        f"{ENV_PREFIX}{flat}".upper() for flat, target in flat_names().items() if target == (group, field)
-    ]
     if (group, field) in _BARE_ENV:
         names.append(_BARE_ENV[(group, field)])
     return names
 
 
-class _FlatEnvironment(PydanticBaseSettingsSource):
-    """Reads the grouped settings from their flat environment names (see ``env_names``)."""
+class _StandardEnvironment(PydanticBaseSettingsSource):
+    """Reads the grouped settings from the standard names of the services' SDKs (see ``env_names``)."""
 
     def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
         return None, field_name, False  # unused: __call__ reads every group at once
@@ -187,7 +171,7 @@ class _FlatEnvironment(PydanticBaseSettingsSource):
     def __call__(self) -> dict[str, Any]:
         found: dict[str, dict[str, Any]] = {}
         environ = {k.upper(): v for k, v in os.environ.items()}
-        for group, (model, _) in GROUPS.items():
+        for group, model in GROUPS.items():
             for field in model.model_fields:
                 for name in env_names(group, field)[1:]:
                     if name in environ:
@@ -321,26 +305,6 @@ class Settings(BaseSettings):
     def index_dir(self) -> Path:
         return self.data_dir / "index"
 
-    @model_validator(mode="before")
-    @classmethod
-    def _fold_flat_names(cls, data: Any) -> Any:
-        """Flat keys of earlier versions (``weaviate_url=...`` as a keyword or in the TOML file) go into
-        their group; a value given both ways keeps the grouped one."""
-        if not isinstance(data, dict):
-            return data
-        names = flat_names()
-        out = {k: v for k, v in data.items() if k not in names}
-        for key, value in data.items():
-            if key in names:
-                group, field = names[key]
-                current = out.get(group)
-                merged = dict(current) if isinstance(current, dict) else {}
-                if isinstance(current, BaseModel):
-                    merged = current.model_dump()
-                merged.setdefault(field, value)
-                out[group] = merged
-        return out
-
     @model_validator(mode="after")
     def _check_boosts(self) -> Settings:
         for name, boosts in (
@@ -364,7 +328,7 @@ class Settings(BaseSettings):
         sources: list[PydanticBaseSettingsSource] = [
             init_settings,
             env_settings,
-            _FlatEnvironment(settings_cls),
+            _StandardEnvironment(settings_cls),
         ]
         toml_path = os.environ.get("TOOL_SELECTOR_CONFIG_FILE")
         if toml_path and Path(toml_path).exists():  # read with a size limit: it may name /dev/zero

@@ -240,8 +240,19 @@ class PowerSummary(BaseModel):
     tools: list[str] = Field(default_factory=list)
 
 
+class StepMatch(BaseModel):
+    """One step of a multi-step request and what fits it best (services/resolve/steps.py)."""
+
+    step: str = Field(description="this step of the request, in the user's words")
+    powers: list[str] = Field(default_factory=list, description="the powers that fit this step, best first")
+    tools: list[str] = Field(
+        default_factory=list, description="the tools that fit this step as 'power::tool', best first"
+    )
+
+
 class Decision(BaseModel):
-    """The router's answer in the design's response shapes."""
+    """The router's answer in the design's response shapes, with the steps of a multi-step request:
+    what every adapter renders as it is."""
 
     status: TierName
     confidence: float
@@ -252,6 +263,11 @@ class Decision(BaseModel):
     tools: list[ToolSummary] | None = None
     matches: list[PowerSummary] | None = None
     available_powers: list[PowerSummary] | None = None
+    parts: list[StepMatch] | None = Field(
+        default=None,
+        exclude_if=lambda parts: parts is None,
+        description="a multi-step request only: each step and the powers and tools that fit it best",
+    )
 
 
 # -- enrichment (stages 1-2): stored in the catalog store, read by the indexer ------------------------

@@ -3,7 +3,7 @@
 Backends:
 - ``embedded``: the folder on disk (always).
 - ``weaviate-loopback``: the Weaviate backend through the real weaviate-client SDK, against the
-  loopback stand-in in ``tests/weaviate_fake.py`` (REST + gRPC on 127.0.0.1; it models Weaviate's
+  loopback stand-in in ``tests/support/weaviate_fake.py`` (REST + gRPC on 127.0.0.1; it models Weaviate's
   protocol and hybrid/BM25F semantics, it is not Weaviate). Always runs: it checks our adapter.
 - ``weaviate-live``: a real Weaviate at ``WEAVIATE_URL`` (``WEAVIATE_GRPC_URL``, ``WEAVIATE_API_KEY``
   when needed). Skipped, with the reason in the summary, when ``WEAVIATE_URL`` is not set.

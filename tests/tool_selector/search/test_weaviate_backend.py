@@ -116,7 +116,7 @@ def test_an_unreachable_weaviate_is_a_backend_unavailable_error_naming_the_addre
         backend.count()
     assert f"http://127.0.0.1:{port} (gRPC 127.0.0.1:{grpc_port})" in info.value.message
     assert "2 tries" in info.value.message
-    assert "TOOL_SELECTOR_WEAVIATE_URL" in info.value.hint
+    assert "TOOL_SELECTOR_WEAVIATE__URL" in info.value.hint
     assert "TOOL_SELECTOR_BACKEND=embedded" in info.value.hint
 
 
@@ -167,7 +167,7 @@ def test_a_refused_api_key_is_a_configuration_error_that_names_the_setting() -> 
         with pytest.raises(ConfigurationError) as info:
             bad.count()
         assert "refused the API key" in info.value.message
-        assert "TOOL_SELECTOR_WEAVIATE_API_KEY" in info.value.hint
+        assert "TOOL_SELECTOR_WEAVIATE__API_KEY" in info.value.hint
         good.close()
         bad.close()
 
@@ -436,10 +436,7 @@ def test_weaviate_gives_the_same_tiers_as_the_embedded_backend(
             Settings(  # type: ignore[arg-type]
                 **common,
                 backend="weaviate",
-                weaviate_url=url,
-                weaviate_grpc_url=grpc_url,
-                weaviate_api_key=key,
-                weaviate_collection=collection,
+                weaviate={"url": url, "grpc_url": grpc_url, "api_key": key, "collection": collection},
             ),
             embedder=embedder,
         )
@@ -482,9 +479,9 @@ def test_index_rebuild_fills_weaviate_from_the_catalog_and_back(
     env = {
         "TOOL_SELECTOR_DATA_DIR": str(tmp_path / "data"),
         "TOOL_SELECTOR_CACHE_DIR": str(real_model),
-        "TOOL_SELECTOR_WEAVIATE_URL": fake.url,
-        "TOOL_SELECTOR_WEAVIATE_GRPC_URL": f"http://127.0.0.1:{fake.grpc_port}",
-        "TOOL_SELECTOR_WEAVIATE_COLLECTION": "ToolCli",
+        "TOOL_SELECTOR_WEAVIATE__URL": fake.url,
+        "TOOL_SELECTOR_WEAVIATE__GRPC_URL": f"http://127.0.0.1:{fake.grpc_port}",
+        "TOOL_SELECTOR_WEAVIATE__COLLECTION": "ToolCli",
     }
     answer(invoke(["catalog", "import", str(GATEWAY_DEMO), "--approve"], env))
     built = answer(invoke(["index", "build"], env))
@@ -512,9 +509,9 @@ def test_index_rebuild_against_an_unreachable_weaviate_exits_with_the_address_an
     env = {
         "TOOL_SELECTOR_DATA_DIR": str(tmp_path / "data"),
         "TOOL_SELECTOR_CACHE_DIR": str(session_cache_dir),
-        "TOOL_SELECTOR_WEAVIATE_URL": f"http://127.0.0.1:{port}",
-        "TOOL_SELECTOR_WEAVIATE_GRPC_URL": f"http://127.0.0.1:{free_port()}",
-        "TOOL_SELECTOR_WEAVIATE_MAX_ATTEMPTS": "1",
+        "TOOL_SELECTOR_WEAVIATE__URL": f"http://127.0.0.1:{port}",
+        "TOOL_SELECTOR_WEAVIATE__GRPC_URL": f"http://127.0.0.1:{free_port()}",
+        "TOOL_SELECTOR_WEAVIATE__MAX_ATTEMPTS": "1",
     }
     answer(invoke(["catalog", "import", str(GATEWAY_DEMO), "--approve"], env))
     result = invoke(["index", "rebuild", "--backend", "weaviate"], env)

@@ -171,7 +171,7 @@ def not_ours(where: str, model_id: str, dim: int, said: str | None, missing: lis
         f"The Weaviate collection {where} was not made by this tool-selector for {model_id} ({dim} "
         f"dimensions): it says {said!r}" + (f" and lacks {', '.join(missing)}." if missing else "."),
         hint="Rebuild it with `tool-selector index rebuild --backend weaviate`, or set "
-        "TOOL_SELECTOR_WEAVIATE_COLLECTION to another name.",
+        "TOOL_SELECTOR_WEAVIATE__COLLECTION to another name.",
     )
 
 

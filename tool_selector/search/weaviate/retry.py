@@ -132,14 +132,14 @@ def run_with_retries(
         if errors.refused_key(exc):
             raise ConfigurationError(
                 f"Weaviate at {address} refused the API key while {what}: {exc}.",
-                hint="Set TOOL_SELECTOR_WEAVIATE_API_KEY to a key with read and write rights.",
+                hint="Set TOOL_SELECTOR_WEAVIATE__API_KEY to a key with read and write rights.",
                 address=address,
             ) from exc
         if transient(exc):
             raise BackendUnavailableError(
                 f"Weaviate at {address} cannot be reached ({what}, {max_attempts} tries): {first_line(exc)}",
-                hint="Start Weaviate (see docker-compose.weaviate.yml), check TOOL_SELECTOR_WEAVIATE_URL "
-                "and TOOL_SELECTOR_WEAVIATE_GRPC_URL, or set TOOL_SELECTOR_BACKEND=embedded.",
+                hint="Start Weaviate (see docker-compose.weaviate.yml), check TOOL_SELECTOR_WEAVIATE__URL "
+                "and TOOL_SELECTOR_WEAVIATE__GRPC_URL, or set TOOL_SELECTOR_BACKEND=embedded.",
                 address=address,
             ) from exc
         if isinstance(exc, errors.rejected):

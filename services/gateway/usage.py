@@ -1,0 +1,13 @@
+"""Use case: how agents used the gateway (``tool-selector stats``): its recent sessions, and the tools held
+from agents meanwhile."""
+
+from __future__ import annotations
+
+from services.shared.container import Container
+from tool_selector.core.models import GatewaySessionStats
+
+
+def recent_usage(container: Container, sessions: int) -> tuple[list[GatewaySessionStats], list[str]]:
+    """The ``sessions`` most recently seen gateway sessions, and every tool id held now."""
+    store = container.store
+    return store.get_gateway_sessions(limit=sessions), sorted(store.held_tool_ids())
