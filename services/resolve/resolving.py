@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 
 from services.resolve.steps import known_parts, step_matches, with_steps
 from services.shared.container import Container
@@ -19,6 +19,7 @@ from tool_selector.core.models import (
 from tool_selector.index.build import build_documents
 from tool_selector.resolve.evidence import CatalogTerms
 from tool_selector.route.tiers import PowerInfo, route
+from tool_selector.search.backend import HeldDocuments
 from tool_selector.trust.limits import cut
 from tool_selector.trust.shown import server_description
 
@@ -78,8 +79,8 @@ def _indexed_documents(container: Container) -> list[ToolDocument]:
     """The tool documents the index holds: the embedded backend keeps them in memory, so they are not
     built and hashed again from the catalog (at 30k tools that took most of a reload); other backends
     build them from the catalog, as the index was built."""
-    held: Callable[[], list[ToolDocument]] | None = getattr(container.backend, "documents", None)
-    return held() if held is not None else build_documents(container.store)[0]
+    backend = container.backend
+    return backend.documents() if isinstance(backend, HeldDocuments) else build_documents(container.store)[0]
 
 
 class ResolveService:

@@ -23,14 +23,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Protocol, Self, runtime_checkable
 
 from services.shared.container import Container
 from services.shared.writing import writes
 from tool_selector.core.errors import IndexDamagedError, IndexMissingError
 from tool_selector.index.build import IndexSummary, build_documents, build_server_documents, index_catalog
-from tool_selector.index.bulk import RowWriter, build_rows
+from tool_selector.index.bulk import build_rows
 from tool_selector.index.written import indexed_ids
+from tool_selector.search.backend import Replaceable, RowWriter
 
 logger = logging.getLogger(__name__)
 
@@ -118,15 +118,6 @@ def refresh_index(
     )
     _mark(container, summary, built_from)
     return summary
-
-
-@runtime_checkable
-class Replaceable(Protocol):
-    """A backend that builds a new index aside and makes it current in one step (the embedded one)."""
-
-    def staged(self) -> Self: ...
-
-    def publish(self, staged: Self) -> None: ...
 
 
 def _replace(

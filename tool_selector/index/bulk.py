@@ -15,8 +15,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -26,21 +25,13 @@ from tool_selector.core.models import ToolDocument
 from tool_selector.embedding.embedders import Embedder
 from tool_selector.index.build import IndexSummary, _embed, _server_documents, _tool_documents, warn_left_out
 from tool_selector.index.sources import read_catalog
+from tool_selector.search.backend import RowWriter
 
 logger = logging.getLogger(__name__)
 
 CHUNK = 5000  # vectors read from the cache at a time
 READ_WHOLE = 20_000  # a catalog of at most this many tools is read at once, a larger one ...
 SERVERS_READ = 2_000  # ... this many servers at a time (at 100k tools: ~230 MB held, not ~900 MB)
-
-
-@runtime_checkable
-class RowWriter(Protocol):
-    """A backend that writes documents with their vectors given as the rows of one matrix."""
-
-    dim: int
-
-    def write_rows(self, documents: Sequence[ToolDocument], vectors: np.ndarray) -> int: ...
 
 
 def build_rows(

@@ -5,19 +5,10 @@ and not the size of the index."""
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import Protocol, runtime_checkable
 
 from tool_selector.core.models import ToolDocument
 from tool_selector.core.names import server_of
-from tool_selector.search.backend import SearchBackend, Target
-
-
-@runtime_checkable
-class ScopedIds(Protocol):
-    """A backend that finds the documents of a few servers without listing every id (the embedded one:
-    search/embedded/ids.py)."""
-
-    def ids_of_servers(self, servers: Collection[str], *, target: Target = "tools") -> dict[str, str]: ...
+from tool_selector.search.backend import ScopedIds, SearchBackend, Target
 
 
 def indexed_ids(

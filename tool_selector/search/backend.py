@@ -5,12 +5,23 @@ and server documents, one per server ("power"), searched with ``SearchQuery(targ
 the server field boosts. ``upsert`` sorts documents by their ``kind``; ``delete``, ``ids`` and ``count``
 name their target. A server search of an index that holds no server documents (one written before they
 existed) finds nothing rather than failing.
+
+Beyond the protocol, a backend may declare **capabilities**: small protocols a caller checks with
+``isinstance`` and uses when present, falling back to the protocol alone otherwise. The contract suite
+(tests/tool_selector/search/test_backend_contract.py) runs each capability's contract on every backend
+that declares it. Today the embedded backend declares all four; the Weaviate backend none.
+
+- ``RowWriter``: writes documents with their vectors as the rows of one matrix (a first build in bulk).
+- ``ScopedIds``: the ids of a few servers' documents without listing every id (a write's check).
+- ``HeldDocuments``: the documents it holds, as written (a reader builds its word evidence from them).
+- ``Replaceable``: an empty copy staged aside, then published in one step (a rebuild that never leaves
+  the index empty).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Literal, Protocol, runtime_checkable
+from collections.abc import Collection, Sequence
+from typing import Literal, Protocol, Self, runtime_checkable
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -74,6 +85,50 @@ class SearchBackend(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+# -- capabilities (see the module docstring) -----------------------------------------------------------
+
+
+@runtime_checkable
+class RowWriter(Protocol):
+    """Writes documents with their vectors given as the rows of one matrix of ``dim`` columns."""
+
+    dim: int
+
+    def write_rows(self, documents: Sequence[ToolDocument], vectors: np.ndarray) -> int: ...
+
+
+@runtime_checkable
+class ScopedIds(Protocol):
+    """Finds the documents of a few servers (a tool document's id is ``<server>::<name>``, a server
+    document's the server's name) without listing every id."""
+
+    def ids_of_servers(self, servers: Collection[str], *, target: Target = "tools") -> dict[str, str]: ...
+
+
+@runtime_checkable
+class HeldDocuments(Protocol):
+    """Gives back the documents it holds of ``target``, as they were written."""
+
+    def documents(self, *, target: Target = "tools") -> list[ToolDocument]: ...
+
+
+@runtime_checkable
+class Replaceable(Protocol):
+    """Stages an empty copy of itself aside and makes a filled one current in one step."""
+
+    def staged(self) -> Self: ...
+
+    def publish(self, staged: Self) -> None: ...
+
+
+CAPABILITIES: tuple[type, ...] = (RowWriter, ScopedIds, HeldDocuments, Replaceable)
+
+
+def capabilities(backend: object) -> list[str]:
+    """The names of the capabilities ``backend`` declares."""
+    return [c.__name__ for c in CAPABILITIES if isinstance(backend, c)]
 
 
 def fuse_relative(keyword: dict[int, float], vector: dict[int, float], alpha: float) -> dict[int, float]:
