@@ -44,7 +44,7 @@ from tool_selector.config.settings import Settings, TierThresholds
 from tool_selector.core.errors import InvalidInputError
 from tool_selector.core.files import read_bytes_limited
 from tool_selector.embedding.embedders import Embedder
-from tool_selector.route.confidence import Calibration
+from tool_selector.resolve.confidence import Calibration
 from tool_selector.route.tiers import tier_of
 
 # ---------------------------------------------------------------------------------------- figures

@@ -18,8 +18,8 @@ from tool_selector.config.settings import Settings
 from tool_selector.core.errors import CalibrationError
 from tool_selector.embedding.embedders import Embedder
 from tool_selector.index.build import cached_tool_vectors
+from tool_selector.resolve.confidence import Calibration, Head, Isotonic, Tree, TreeEnsemble
 from tool_selector.resolve.evidence import FEATURES
-from tool_selector.route.confidence import Calibration, Head, Isotonic, Tree, TreeEnsemble
 
 Progress = Callable[[str, int, int], None]
 

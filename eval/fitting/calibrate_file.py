@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from eval.fitting.calibrate_evidence import Example
+from tool_selector.resolve.confidence import Calibration
 from tool_selector.resolve.evidence import FEATURES
-from tool_selector.route.confidence import Calibration
 
 
 def write_calibration(

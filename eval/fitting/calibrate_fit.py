@@ -14,8 +14,8 @@ import numpy as np
 
 from eval.fitting.calibrate_evidence import Example
 from tool_selector.core.errors import CalibrationError
+from tool_selector.resolve.confidence import Calibration, Head, Isotonic, Tree, TreeEnsemble
 from tool_selector.resolve.evidence import FEATURES
-from tool_selector.route.confidence import Calibration, Head, Isotonic, Tree, TreeEnsemble
 
 FOLDS = 5
 HEADS = ("top", "top3")

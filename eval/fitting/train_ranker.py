@@ -31,10 +31,10 @@ from services.resolve.resolving import ResolveService
 from tool_selector.config.settings import Settings
 from tool_selector.core.errors import InvalidInputError
 from tool_selector.embedding.embedders import Embedder
+from tool_selector.resolve.confidence import Tree, TreeEnsemble
 from tool_selector.resolve.rerank.features import RANK_FEATURES, rank_features
 from tool_selector.resolve.rerank.model import RankerModel
 from tool_selector.resolve.resolver import RERANKED
-from tool_selector.route.confidence import Tree, TreeEnsemble
 
 Progress = Callable[[str, int, int], None]
 

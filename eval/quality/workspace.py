@@ -18,7 +18,7 @@ from tool_selector.config.settings import Settings
 from tool_selector.core.errors import IndexDamagedError
 from tool_selector.core.files import DEFAULT_MAX_FILE_BYTES, read_bytes_limited
 from tool_selector.embedding.embedders import Embedder
-from tool_selector.route.confidence import Calibration
+from tool_selector.resolve.confidence import Calibration
 
 logger = logging.getLogger(__name__)
 

@@ -25,9 +25,9 @@ from tool_selector.core.errors import ConfigurationError
 from tool_selector.embedding.batching import QueryBatcher
 from tool_selector.embedding.embedders import Embedder, LazyEmbedder, MiniLMEmbedder, model_id_for
 from tool_selector.index.build import INDEX_LAYOUT
+from tool_selector.resolve.confidence import Calibration, load_calibration
 from tool_selector.resolve.rerank.model import RankerModel, load_ranker
 from tool_selector.resolve.resolver import Resolver
-from tool_selector.route.confidence import Calibration, load_calibration
 from tool_selector.search.backend import SearchBackend
 from tool_selector.search.embedded.backend import EmbeddedBackend
 

@@ -21,8 +21,8 @@ from eval.fitting.calibrate_fit import dataset_weights, fit_heads, grouped_folds
 from routes.cli import app
 from tool_selector.config.settings import TierThresholds
 from tool_selector.core.errors import CalibrationError
+from tool_selector.resolve.confidence import load_calibration
 from tool_selector.resolve.evidence import FEATURES
-from tool_selector.route.confidence import load_calibration
 
 
 def _example(dataset: str, catalog: int, i: int, *, signal: float, correct: bool, **more: Any) -> Example:

@@ -122,7 +122,7 @@ def test_an_index_without_a_mark_is_stale_and_the_next_refresh_compares_it_whole
 ) -> None:
     store = container.store
     store.set_meta(container.index_key, store.catalog_hash())  # what a 0.1 pre-release wrote: not read
-    with store._transaction() as db:
+    with store.database.transaction() as db:
         db.execute("DELETE FROM meta WHERE key=?", (container.index_key + SEQ_MARK,))
     assert not index_is_current(container)
     summary = refresh_index(container)

@@ -78,7 +78,7 @@ def test_writes_read_only_the_servers_they_change(
         "clock::pause_timer",
         "clock::stop_timer",
     }
-    with container.store._transaction() as db:
+    with container.store.database.transaction() as db:
         cached = trust.scan_context(db)
     every = ScanContext.from_tools((t.server, t.name) for t in container.store.list_tools())
     assert cached.others("clock", "send_email") == every.others("clock", "send_email") == ["mail"]

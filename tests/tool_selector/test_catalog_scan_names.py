@@ -57,7 +57,7 @@ def full_reads(store: CatalogStore, monkeypatch: pytest.MonkeyPatch) -> list[int
 
 
 def _cached(store: CatalogStore) -> ScanContext:
-    with store._transaction() as db:
+    with store.database.transaction() as db:
         return trust.scan_context(db)
 
 

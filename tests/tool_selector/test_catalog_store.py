@@ -427,7 +427,7 @@ def test_a_process_killed_in_the_middle_of_a_large_import_leaves_the_old_catalog
     assert child.returncode == -signal.SIGKILL
     with CatalogStore(path) as reopened:
         assert _snapshot(reopened) == before
-        assert reopened._db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert reopened.database.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         # and the killed writer's lock is gone: a new import goes through
         summary = CatalogWriter(reopened).import_catalog(
             _servers("After"), [], actor="test", creation_method=CreationMethod.CLI
@@ -461,7 +461,8 @@ def test_provenance_records_the_creation_method_and_timestamps(store: CatalogSto
         assert record.created_at.utcoffset().total_seconds() == 0  # type: ignore[union-attr]
         assert record.updated_at == record.created_at
     assert found.created_at >= manual.created_at
-    raw = store._db.execute("SELECT creation_method, created_at FROM servers WHERE name='Manual'").fetchone()
+    sql = "SELECT creation_method, created_at FROM servers WHERE name='Manual'"
+    raw = store.database.execute(sql).fetchone()
     assert raw["creation_method"] == "manual"
     assert raw["created_at"].endswith("+00:00")
 

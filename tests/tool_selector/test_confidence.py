@@ -19,9 +19,9 @@ from eval.fitting.calibrate_fit import BOOSTING, export_ensemble
 from services.shared.container import Container
 from tests.support.paths import BENCHMARKS, ROOT
 from tool_selector.core.errors import CalibrationError
+from tool_selector.resolve.confidence import Calibration, Head, Isotonic, Tree, TreeEnsemble, load_calibration
 from tool_selector.resolve.evidence import FEATURES
 from tool_selector.resolve.resolver import Resolver
-from tool_selector.route.confidence import Calibration, Head, Isotonic, Tree, TreeEnsemble, load_calibration
 
 PACKAGED = ROOT / "tool_selector" / "calibration" / "confidence-v2.json"
 SMALL = BENCHMARKS / "small"

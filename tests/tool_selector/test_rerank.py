@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
@@ -12,11 +13,11 @@ from services.resolve.resolving import ResolveService
 from services.shared.container import Container
 from tool_selector.core.errors import CalibrationError
 from tool_selector.core.models import SearchHit, ToolDocument, with_score
+from tool_selector.resolve.confidence import Tree, TreeEnsemble
 from tool_selector.resolve.evidence import CatalogTerms
 from tool_selector.resolve.rerank.features import RANK_FEATURES, Candidates, rank_features
 from tool_selector.resolve.rerank.model import RankerModel, load_ranker
 from tool_selector.resolve.resolver import Resolver, rerank
-from tool_selector.route.confidence import Tree, TreeEnsemble
 from tool_selector.search.text import tokenize
 
 
@@ -120,9 +121,9 @@ def test_batch_scoring_walks_every_tree_like_one_row_at_a_time() -> None:
 def test_a_rescored_hit_is_the_hit_with_only_its_score_changed() -> None:
     hit = SearchHit(id="S::t", server="S", name="t", score=0.5, keyword_score=2.0, vector_score=0.25)
     rescored = with_score(hit, 0.75)
-    assert rescored == hit.model_copy(update={"score": 0.75})
-    assert rescored.model_dump() == {**hit.model_dump(), "score": 0.75}
-    assert hit.score == 0.5 and rescored.model_fields_set == hit.model_fields_set
+    assert rescored == replace(hit, score=0.75)
+    assert asdict(rescored) == {**asdict(hit), "score": 0.75}
+    assert hit.score == 0.5
 
 
 def test_lightgbm_trees_exported_score_as_lightgbm_does() -> None:

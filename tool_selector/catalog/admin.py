@@ -11,15 +11,13 @@ import sqlite3
 from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from tool_selector.catalog.database import HasDatabase
 from tool_selector.core.errors import NotFoundError
 from tool_selector.core.processes import ProcessRef, is_running
-
-if TYPE_CHECKING:  # the store's modules write audit records through this one
-    from tool_selector.catalog.store import CatalogStore
 
 Scope = Literal["read", "write", "edit", "import", "call", "approve", "admin"]
 Role = Literal["viewer", "contributor", "editor", "admin"]
@@ -123,15 +121,16 @@ def _is_v1_default(role: str, scopes: list[str]) -> bool:
     return False
 
 
-def upgrade_key_scopes(store: CatalogStore) -> list[str]:
+def upgrade_key_scopes(store: HasDatabase) -> list[str]:
     """Once per catalog: every key stored with its role's full scope set of before ``call`` and
     ``approve`` gets the role's scopes of now (an editor key gains ``call``; an admin key ``call`` and
     ``approve``); keys made narrower keep what they had. One ``key.scopes_upgrade`` audit record.
     Returns the ids of the keys upgraded (none when it already ran)."""
     key, version = _SCOPES_VERSION
-    if store.get_meta(key) == version:
+    done = store.database.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+    if done is not None and done[0] == version:
         return []
-    with store._transaction() as db:
+    with store.database.transaction() as db:
         done = db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
         if done is not None and done[0] == version:
             return []
@@ -151,9 +150,9 @@ def upgrade_key_scopes(store: CatalogStore) -> list[str]:
         return upgraded
 
 
-def insert_key(store: CatalogStore, record: ApiKeyRecord, key_hash: str) -> None:
+def insert_key(store: HasDatabase, record: ApiKeyRecord, key_hash: str) -> None:
     upgrade_key_scopes(store)  # first: a new key narrowed to an old default set must stay as it is
-    with store._transaction() as db:
+    with store.database.transaction() as db:
         db.execute(
             "INSERT INTO api_keys(id, name, key_hash, role, scopes, created_at, created_by) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -179,30 +178,30 @@ def insert_key(store: CatalogStore, record: ApiKeyRecord, key_hash: str) -> None
         )
 
 
-def key_by_hash(store: CatalogStore, key_hash: str) -> ApiKeyRecord | None:
-    row = store._db.execute("SELECT * FROM api_keys WHERE key_hash=?", (key_hash,)).fetchone()
+def key_by_hash(store: HasDatabase, key_hash: str) -> ApiKeyRecord | None:
+    row = store.database.execute("SELECT * FROM api_keys WHERE key_hash=?", (key_hash,)).fetchone()
     upgrade = row is not None and _is_v1_default(row["role"], json.loads(row["scopes"]))
     if upgrade and upgrade_key_scopes(store):
-        row = store._db.execute("SELECT * FROM api_keys WHERE key_hash=?", (key_hash,)).fetchone()
+        row = store.database.execute("SELECT * FROM api_keys WHERE key_hash=?", (key_hash,)).fetchone()
     return None if row is None else _key(row)
 
 
-def key_by_id(store: CatalogStore, key_id: str) -> ApiKeyRecord | None:
-    row = store._db.execute("SELECT * FROM api_keys WHERE id=?", (key_id,)).fetchone()
+def key_by_id(store: HasDatabase, key_id: str) -> ApiKeyRecord | None:
+    row = store.database.execute("SELECT * FROM api_keys WHERE id=?", (key_id,)).fetchone()
     return None if row is None else _key(row)
 
 
-def list_keys(store: CatalogStore) -> list[ApiKeyRecord]:
+def list_keys(store: HasDatabase) -> list[ApiKeyRecord]:
     upgrade_key_scopes(store)
-    return [_key(r) for r in store._db.execute("SELECT * FROM api_keys ORDER BY created_at")]
+    return [_key(r) for r in store.database.execute("SELECT * FROM api_keys ORDER BY created_at")]
 
 
-def count_active_keys(store: CatalogStore) -> int:
-    return int(store._db.execute("SELECT COUNT(*) FROM api_keys WHERE revoked_at IS NULL").fetchone()[0])
+def count_active_keys(store: HasDatabase) -> int:
+    return int(store.database.execute("SELECT COUNT(*) FROM api_keys WHERE revoked_at IS NULL").fetchone()[0])
 
 
-def revoke_key(store: CatalogStore, key_id: str, actor: str) -> ApiKeyRecord:
-    with store._transaction() as db:
+def revoke_key(store: HasDatabase, key_id: str, actor: str) -> ApiKeyRecord:
+    with store.database.transaction() as db:
         row = db.execute("SELECT * FROM api_keys WHERE id=?", (key_id,)).fetchone()
         if row is None:
             raise NotFoundError(f"No API key with id {key_id!r}.", hint="See `tool-selector keys list`.")
@@ -218,15 +217,15 @@ def revoke_key(store: CatalogStore, key_id: str, actor: str) -> ApiKeyRecord:
         return record
 
 
-def touch_key(store: CatalogStore, key_id: str, at: datetime) -> bool:
+def touch_key(store: HasDatabase, key_id: str, at: datetime) -> bool:
     """Record when a key was last used. Best effort and never waits: while another write holds the
     database (a long import), the update is skipped and made at a later request. True when written."""
-    db = store._db
+    db = store.database.connection
     if db.in_transaction:
         return False
     db.execute("PRAGMA busy_timeout = 0")
     try:
-        with store._transaction():
+        with store.database.transaction():
             db.execute("UPDATE api_keys SET last_used_at=? WHERE id=?", (at.isoformat(), key_id))
         return True
     except sqlite3.OperationalError:  # database is locked
@@ -256,7 +255,7 @@ def write_audit(db: sqlite3.Connection, record: AuditRecord) -> None:
 
 
 def read_audit(
-    store: CatalogStore,
+    store: HasDatabase,
     *,
     limit: int = 100,
     before_seq: int | None = None,
@@ -276,7 +275,7 @@ def read_audit(
         where.append("target = ?")
         params.append(target)
     sql = "SELECT * FROM audit" + (" WHERE " + " AND ".join(where) if where else "")
-    rows = store._db.execute(sql + " ORDER BY seq DESC LIMIT ?", (*params, limit)).fetchall()
+    rows = store.database.execute(sql + " ORDER BY seq DESC LIMIT ?", (*params, limit)).fetchall()
     out = []
     for row in rows:
         data = dict(row)
@@ -288,11 +287,11 @@ def read_audit(
 # -- jobs --------------------------------------------------------------------------------------------
 
 
-def put_job(store: CatalogStore, job: JobRecord) -> None:
+def put_job(store: HasDatabase, job: JobRecord) -> None:
     fields = job.model_dump(mode="json", include={"started_at", "finished_at", "result", "error"})
     fields["owner"] = None if job.owner is None else job.owner.model_dump(mode="json")
     data = json.dumps(fields)
-    with store._transaction() as db:
+    with store.database.transaction() as db:
         db.execute(
             "INSERT OR REPLACE INTO jobs(id, kind, state, created_at, created_by, data) "
             "VALUES (?, ?, ?, ?, ?, ?)",
@@ -306,8 +305,8 @@ def _job(row: sqlite3.Row) -> JobRecord:
     return JobRecord.model_validate(data)
 
 
-def get_job(store: CatalogStore, job_id: str) -> JobRecord:
-    row = store._db.execute("SELECT * FROM jobs WHERE id=?", (job_id,)).fetchone()
+def get_job(store: HasDatabase, job_id: str) -> JobRecord:
+    row = store.database.execute("SELECT * FROM jobs WHERE id=?", (job_id,)).fetchone()
     if row is None:
         raise NotFoundError(
             f"No job with id {job_id!r}.", hint="Use the job id a POST returned; jobs are kept in catalog.db."
@@ -333,7 +332,7 @@ def record_progress(db_path: Path, job_id: str, progress: JobProgress, *, wait_s
 
 
 def list_jobs(
-    store: CatalogStore,
+    store: HasDatabase,
     *,
     kind: str | None = None,
     state: JobState | None = None,
@@ -347,8 +346,8 @@ def list_jobs(
             where.append(f"{column} = ?")
             params.append(value)
     clause = " WHERE " + " AND ".join(where) if where else ""
-    total = int(store._db.execute("SELECT COUNT(*) FROM jobs" + clause, params).fetchone()[0])
-    rows = store._db.execute(
+    total = int(store.database.execute("SELECT COUNT(*) FROM jobs" + clause, params).fetchone()[0])
+    rows = store.database.execute(
         "SELECT * FROM jobs" + clause + " ORDER BY created_at DESC, id LIMIT ? OFFSET ?",
         (*params, limit, offset),
     ).fetchall()
@@ -363,19 +362,19 @@ def orphaned(job: JobRecord) -> bool:
     return job.owner is None or is_running(job.owner) is False
 
 
-def interrupt_orphaned_jobs(store: CatalogStore, job_id: str | None = None) -> int:
+def interrupt_orphaned_jobs(store: HasDatabase, job_id: str | None = None) -> int:
     """Mark jobs left queued or running by a process that ended as interrupted (all of them, or the one
     ``job_id`` names); jobs of processes that still run are left to them. Returns how many.
 
     Each job is read again inside the write transaction, so a job its owner finished just before it
     ended is never overwritten."""
     query = "SELECT * FROM jobs WHERE state IN ('queued', 'running')"
-    found = store._db.execute(*((query + " AND id=?", (job_id,)) if job_id else (query,))).fetchall()
+    found = store.database.execute(*((query + " AND id=?", (job_id,)) if job_id else (query,))).fetchall()
     count = 0
     for candidate in found:
         if not orphaned(_job(candidate)):
             continue
-        with store._transaction() as db:
+        with store.database.transaction() as db:
             row = db.execute("SELECT * FROM jobs WHERE id=?", (candidate["id"],)).fetchone()
             job = None if row is None else _job(row)
             if job is None or not orphaned(job):

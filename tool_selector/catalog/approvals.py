@@ -35,7 +35,7 @@ class Approvals:
         an approved server, or quarantined by the scanner) and what was pinned or held. The stored tools
         are not touched: the sync brings them in line."""
         at = datetime.now(UTC)
-        with self._store._transaction() as db:
+        with self._store.database.transaction() as db:
             gate = Gate(
                 db, mode=trust, actor=actor, found_by="activation", at=at, context=scan_context(db, tools)
             )
@@ -46,7 +46,7 @@ class Approvals:
         """Pin the held definition, bring the stored tool in line with it, and settle the entry."""
         at = datetime.now(UTC)
         now = at.isoformat(timespec="microseconds")
-        with self._store._transaction() as db:
+        with self._store.database.transaction() as db:
             entry = self._open_entry(db, entry_id, "approve")
             if entry.subject == "server":  # a server's shown text (server_pins.py)
                 decide(db, entry.id, "approved", actor, now)
@@ -73,7 +73,7 @@ class Approvals:
     def reject(self, entry_id: str, *, actor: str, note: str = "") -> QuarantineEntry:
         """Refuse the held definition: the tool stays held while its server serves it."""
         at = datetime.now(UTC)
-        with self._store._transaction() as db:
+        with self._store.database.transaction() as db:
             entry = self._open_entry(db, entry_id, "reject")
             decide(db, entry.id, "rejected", actor, at.isoformat(timespec="microseconds"))
             self._decision_record(db, entry, f"{entry.subject}.reject", actor, at, note)

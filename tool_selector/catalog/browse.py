@@ -76,7 +76,7 @@ def browse_tools(
     elif state is not None:
         outer += " WHERE enrichment = ?"
         params.append(state)
-    db = store._db
+    db = store.database.connection
     head = [DESCRIPTION_SHOWN]
     total = int(db.execute("SELECT COUNT(*) FROM (" + outer + ")", (*head, *params)).fetchone()[0])
     rows = db.execute(outer + " ORDER BY server, name LIMIT ? OFFSET ?", (*head, *params, limit, offset))
@@ -110,5 +110,5 @@ ORDER BY s.name
 
 def browse_servers(store: CatalogStore, *, description_chars: int = DESCRIPTION_SHOWN) -> list[ServerRow]:
     """Every server with its tool count and held tools, in one query (no metadata, no full text)."""
-    rows = store._db.execute(_SERVERS, (description_chars,)).fetchall()
+    rows = store.database.execute(_SERVERS, (description_chars,)).fetchall()
     return [ServerRow.model_validate(dict(row)) for row in rows]

@@ -14,15 +14,12 @@ import os
 import sqlite3
 import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from tool_selector.core.errors import CatalogDamagedError, ConflictError, StoreError
-
-if TYPE_CHECKING:
-    from tool_selector.catalog.store import CatalogStore
 
 APPLICATION_ID = 0x54534C43  # "TSLC" in the header of every catalog tool-selector makes
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -113,7 +110,7 @@ def _create(path: Path) -> None:
         made.unlink(missing_ok=True)
 
 
-def backup(store: CatalogStore, out: Path) -> dict[str, int]:
+def backup(store: HasDatabase, out: Path) -> dict[str, int]:
     """A consistent copy of the live catalog in ``out`` (SQLite's ``VACUUM INTO``: one read transaction,
     writers go on meanwhile), written beside ``out`` and then moved there. Returns what the copy holds."""
     if out.exists():
@@ -121,7 +118,7 @@ def backup(store: CatalogStore, out: Path) -> dict[str, int]:
     out.parent.mkdir(parents=True, exist_ok=True)
     part = out.with_name(f"{out.name}.part-{uuid.uuid4().hex[:12]}")
     try:
-        store._db.execute("VACUUM INTO ?", (str(part),))
+        store.database.connection.execute("VACUUM INTO ?", (str(part),))
         with closing(sqlite3.connect(f"file:{part}?mode=ro", uri=True)) as copy:
             if copy.execute("PRAGMA quick_check").fetchone()[0] != "ok":
                 raise StoreError(f"The backup written to {part} does not check out.", hint="Retry.")
@@ -161,27 +158,48 @@ def write_refused(path: Path, exc: BaseException) -> StoreError | None:
     )
 
 
-@contextmanager
-def transaction(
-    db: sqlite3.Connection, path: Path, ended: Callable[..., None]
-) -> Iterator[sqlite3.Connection]:
-    """``CatalogStore._transaction``: BEGIN IMMEDIATE ... COMMIT, joined when one is open; ``ended``
-    (trust.transaction_ended) is told whether it was committed."""
-    if db.in_transaction:
-        yield db
-        return
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        yield db
-        db.execute("COMMIT")
-    except BaseException as exc:
+class Database:
+    """The catalog's connection and its transactions: the one object the store, the writer and the admin
+    tables share inside the catalog package (``store.database``); no connection leaves the package.
+    ``ended(connection, committed=...)`` is told how each transaction ended (pins.transaction_ended)."""
+
+    def __init__(self, connection: sqlite3.Connection, path: Path, ended: Callable[..., None]) -> None:
+        self.connection = connection
+        self.path = path
+        self._ended = ended
+
+    def execute(self, sql: str, parameters: Sequence[Any] = ()) -> sqlite3.Cursor:
+        """One statement on the connection (a read, or a write inside ``transaction``)."""
+        return self.connection.execute(sql, parameters)
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """BEGIN IMMEDIATE ... COMMIT; inside an open transaction it joins it (the outer one commits or
+        rolls back everything, which makes a batch of single writes all-or-nothing). A write the disk
+        refuses (full, I/O error, read-only) is rolled back and raised as StoreError."""
+        db = self.connection
+        if db.in_transaction:
+            yield db
+            return
+        db.execute("BEGIN IMMEDIATE")
         try:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-        finally:
-            ended(db, committed=False)  # what it cached goes
-        refused = write_refused(path, exc)
-        if refused is not None:
-            raise refused from exc
-        raise
-    ended(db, committed=True)
+            yield db
+            db.execute("COMMIT")
+        except BaseException as exc:
+            try:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+            finally:
+                self._ended(db, committed=False)  # what it cached goes
+            refused = write_refused(self.path, exc)
+            if refused is not None:
+                raise refused from exc
+            raise
+        self._ended(db, committed=True)
+
+
+class HasDatabase(Protocol):
+    """What the catalog package's functions take: an object holding the catalog's ``Database`` (the
+    store)."""
+
+    database: Database

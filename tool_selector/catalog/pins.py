@@ -149,7 +149,7 @@ REREAD_ALL = 2000  # more servers changed than this since the names were read: r
 def scan_context(db: sqlite3.Connection, extra: Iterable[ToolSpec] = ()) -> ScanContext:
     """Every (server, tool) name of the catalog and of ``extra``, for the scanner's shadowing check.
 
-    Called inside a write transaction (``CatalogStore._transaction``). The catalog's names are read
+    Called inside a write transaction (``Database.transaction``). The catalog's names are read
     once per process and catalog file, then brought up to date from the change log (catalog_changes,
     which every write to the tools moves): only the names of the servers changed since are read again,
     so a registration does not read the 100k names of a large catalog. The names include what the

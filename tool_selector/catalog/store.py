@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -55,6 +55,7 @@ class CatalogStore:
                 str(path), timeout=30.0, isolation_level=None, check_same_thread=False
             )  # one connection per thread (services/shared/container.py); closed from any thread
             self._db.row_factory = sqlite3.Row
+            self.database = database.Database(self._db, path, pins.transaction_ended)
             database.check_ours(self._db, path, self._stored_version())  # before anything writes to it
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
@@ -95,14 +96,8 @@ class CatalogStore:
     def close(self) -> None:
         self._db.close()
 
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        """BEGIN IMMEDIATE ... COMMIT; inside an open transaction it joins it (the outer one commits or
-        rolls back everything, which makes a batch of single writes all-or-nothing). Used by this module
-        and its siblings in the catalog package only (writer.py, admin.py): no connection leaves it. A
-        write the disk refuses (full, I/O error, read-only) is rolled back and raised as StoreError."""
-        with database.transaction(self._db, self.path, pins.transaction_ended) as db:
-            yield db
+    def _transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self.database.transaction()  # this module's own writes; siblings use store.database
 
     def _stored_version(self) -> int | None:
         try:

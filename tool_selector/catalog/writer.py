@@ -73,7 +73,7 @@ class CatalogWriter(Approvals):
     @contextmanager
     def batch(self) -> Iterator[None]:
         """One transaction around several writes: all of them are stored, or none."""
-        with self._store._transaction():
+        with self._store.database.transaction():
             yield
 
     def record(
@@ -87,7 +87,7 @@ class CatalogWriter(Approvals):
         **details: Any,
     ) -> None:
         """An audit record for a change made outside the database (the server configuration file)."""
-        with self._store._transaction() as db:
+        with self._store.database.transaction() as db:
             self._audit(db, actor, action, target, before_hash, after_hash, datetime.now(UTC), details)
 
     # -- many servers at once --------------------------------------------------------------------
@@ -117,7 +117,7 @@ class CatalogWriter(Approvals):
         names: dict[str, list[str]] = {"added": [], "changed": [], "removed": []}
         at, now = _stamp()
         owned = OPERATOR_KEYS if creation_method == CreationMethod.DISCOVERED else ()
-        with self._store._transaction() as db:
+        with self._store.database.transaction() as db:
             before = self._store.catalog_hash()
             modes = {s.name: trust if isinstance(trust, str) else trust.get(s.name, "hold") for s in servers}
             for server in servers:
@@ -163,7 +163,7 @@ class CatalogWriter(Approvals):
     ) -> ServerRecord:
         """Insert one server, its text vetted under ``trust`` (held text is not stored: server_pins.py)."""
         at, now = _stamp()
-        with self._store._transaction() as db:
+        with self._store.database.transaction() as db:
             if db.execute("SELECT 1 FROM servers WHERE name=?", (spec.name,)).fetchone() is not None:
                 raise ConflictError(
                     f"A server named {spec.name!r} already exists.",
@@ -193,7 +193,7 @@ class CatalogWriter(Approvals):
         """Apply the given fields, vetted under ``trust`` (held text is not stored: server_pins.py);
         returns the record and whether anything stored changed."""
         at, now = _stamp()
-        with self._store._transaction() as db:
+        with self._store.database.transaction() as db:
             before = self._store.get_server(name)
             new_description = before.description if description is None else description
             new_metadata = before.metadata if metadata is None else metadata
@@ -213,7 +213,7 @@ class CatalogWriter(Approvals):
         """Delete a server. With tools left, ``cascade`` must be true and they are deleted with it;
         returns the ids of the tools deleted. ``details`` go into the audit record."""
         at, _ = _stamp()
-        with self._store._transaction() as db:
+        with self._store.database.transaction() as db:
             before = self._store.get_server(name)  # NotFoundError
             tools = [
                 r["id"] for r in db.execute("SELECT id FROM tools WHERE server=? ORDER BY name", (name,))
@@ -237,7 +237,7 @@ class CatalogWriter(Approvals):
     ) -> ToolRecord:
         """Insert one tool and vet its definition under ``trust``."""
         at, now = _stamp()
-        with self._store._transaction() as db:
+        with self._store.database.transaction() as db:
             self._store.get_server(spec.server)  # NotFoundError when the server is not registered
             if db.execute("SELECT 1 FROM tools WHERE id=?", (spec.id,)).fetchone() is not None:
                 raise ConflictError(
@@ -271,7 +271,7 @@ class CatalogWriter(Approvals):
     ) -> tuple[ToolRecord, bool]:
         """Apply the given fields (None keeps a field) and vet the new definition under ``trust``."""
         at, now = _stamp()
-        with self._store._transaction() as db:
+        with self._store.database.transaction() as db:
             before = self._store.get_tool(tool_id)
             spec = ToolSpec(
                 server=before.server,
@@ -293,7 +293,7 @@ class CatalogWriter(Approvals):
 
     def delete_tool(self, tool_id: str, *, actor: str) -> ToolRecord:
         at, now = _stamp()
-        with self._store._transaction() as db:
+        with self._store.database.transaction() as db:
             before = self._store.get_tool(tool_id)
             db.execute("DELETE FROM tools WHERE id=?", (tool_id,))
             forget_tool(db, tool_id)

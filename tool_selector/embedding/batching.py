@@ -9,15 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tool_selector.embedding.embedders import Embedder
-
-
-def embed_queries(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
-    """Queries as one batch when the embedder can (MiniLM), else one by one (test doubles)."""
-    batch = getattr(embedder, "embed_queries", None)
-    if batch is not None:
-        return np.asarray(batch(texts))
-    return np.stack([embedder.embed_query(t) for t in texts])
+from tool_selector.embedding.embedders import Embedder, embed_queries
 
 
 class QueryBatcher:

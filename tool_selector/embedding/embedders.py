@@ -288,8 +288,6 @@ class LazyEmbedder:
         return self._get().embed_query(text)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        from tool_selector.embedding.batching import embed_queries
-
         return embed_queries(self._get(), texts)
 
 
@@ -319,3 +317,11 @@ class HashingEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         return np.asarray(_normalise(self._vector(text)[None, :])[0])
+
+
+def embed_queries(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
+    """Queries as one batch when the embedder can (MiniLM), else one by one (test doubles)."""
+    batch = getattr(embedder, "embed_queries", None)
+    if batch is not None:
+        return np.asarray(batch(texts))
+    return np.stack([embedder.embed_query(t) for t in texts])

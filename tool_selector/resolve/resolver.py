@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -19,16 +19,14 @@ from tool_selector.core.models import (
     SearchHit,
     SearchMode,
     ToolCandidate,
-    trusted,
-    with_fields,
     with_score,
 )
 from tool_selector.embedding.embedders import Embedder
+from tool_selector.resolve.confidence import Calibration
 from tool_selector.resolve.evidence import CatalogTerms, evidence_of
 from tool_selector.resolve.rerank.features import Candidates, rank_features
 from tool_selector.resolve.rerank.model import RankerModel
 from tool_selector.resolve.steps import split_query
-from tool_selector.route.confidence import Calibration
 from tool_selector.search.backend import Fusion, SearchBackend, SearchQuery, Target
 from tool_selector.search.text import tokenize
 
@@ -87,13 +85,14 @@ def rank_powers(hits: Sequence[SearchHit], mode: SearchMode) -> list[PowerCandid
     for server, server_hits in by_server.items():
         scores = sorted((h.score for h in server_hits), reverse=True)
         score = scores[0] + (SUPPORT * scores[1] if len(scores) > 1 else 0.0)
-        fields = {
-            "name": server,
-            "score": round(score, 6),
-            "match_type": _match_type(server_hits[0], mode),
-            "tools": [h.id for h in server_hits],
-        }
-        powers.append(trusted(PowerCandidate, fields))
+        powers.append(  # made here from valid values: pydantic's constructor without validation
+            PowerCandidate.model_construct(
+                name=server,
+                score=round(score, 6),
+                match_type=_match_type(server_hits[0], mode),
+                tools=[h.id for h in server_hits],
+            )
+        )
     powers.sort(key=lambda p: (-p.score, p.name))
     return powers
 
@@ -108,7 +107,7 @@ def merge_hits(batches: Sequence[Sequence[SearchHit]]) -> list[SearchHit]:
                 best[hit.id] = hit
                 continue
             cosines = [c for c in (seen.vector_score, hit.vector_score) if c is not None]
-            best[hit.id] = with_fields(
+            best[hit.id] = replace(
                 seen,
                 score=max(seen.score, hit.score),
                 keyword_score=max(seen.keyword_score, hit.keyword_score),
@@ -123,7 +122,12 @@ def boost_powers(powers: list[PowerCandidate], servers: Sequence[SearchHit]) -> 
         return powers
     server_score = {h.server: h.score for h in servers}
     boosted = [
-        with_fields(p, score=round(p.score + SERVER_WEIGHT * server_score.get(p.name, 0.0), 6))
+        PowerCandidate.model_construct(
+            name=p.name,
+            score=round(p.score + SERVER_WEIGHT * server_score.get(p.name, 0.0), 6),
+            match_type=p.match_type,
+            tools=p.tools,
+        )
         for p in powers
     ]
     return sorted(boosted, key=lambda p: (-p.score, p.name))

@@ -1,1 +1,1 @@
-"""Stage 5, route: a resolution and its absolute confidence to one of four tiers (``route``)."""
+"""Stage 5, route: a resolution to one of four tiers in the design's response shapes (``route``)."""

@@ -1,6 +1,6 @@
 """Stage 5, route: a resolution -> one of the design's four tiers, in its response shapes.
 
-Two fitted probabilities decide (tool_selector/route/confidence.py): p1 = P(the top power is right), the
+Two fitted probabilities decide (tool_selector/resolve/confidence.py): p1 = P(the top power is right), the
 ``confidence`` of every answer, and p3 = P(a right power is among the top three), never below p1.
 
 p1 >= activated (0.85)                    activated         the top power is right with probability

@@ -1,0 +1,1 @@
+"""The learned ranker: its features and its exported trees, scored with numpy (``RankerModel``)."""
