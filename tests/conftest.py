@@ -12,6 +12,7 @@ through another fixture). A test that loads the real model without declaring it 
 from __future__ import annotations
 
 import os
+import sys
 
 # Process set-up before numpy, tokenizers or the model runtime are imported.
 for _name, _value in (
@@ -23,6 +24,10 @@ for _name, _value in (
     ("HF_HUB_DISABLE_PROGRESS_BARS", "1"),
 ):
     os.environ[_name] = _value
+# Compiled modules and pytest's assertion rewrites are kept between runs (__pycache__, ignored by git),
+# even where the environment says PYTHONDONTWRITEBYTECODE: the fast loop (`-m "not slow"`) spends a
+# fifth of its time compiling otherwise.
+sys.dont_write_bytecode = False
 # A developer's own TOOL_SELECTOR_* variables must not leak into the tests.
 for _name in [n for n in os.environ if n.startswith("TOOL_SELECTOR_")]:
     del os.environ[_name]
