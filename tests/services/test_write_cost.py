@@ -15,7 +15,7 @@ from services.shared.indexing import index_is_current
 from services.write import registry
 from tests.support.catalogs import write_catalog
 from tests.support.indexed import SMALL_TOOLS, indexed_catalog
-from tool_selector.catalog import pins as trust
+from tool_selector.catalog import changes
 from tool_selector.catalog.store import CatalogStore
 from tool_selector.core.models import CreationMethod, ToolSpec
 from tool_selector.trust.scanner import ScanContext
@@ -53,7 +53,7 @@ def test_writes_read_only_the_servers_they_change(
 ) -> None:
     _register(container, "start_timer", "Start a countdown timer for a number of minutes.")  # warm
     monkeypatch.setattr(container.backend, "ids", _refuse("every indexed id"))
-    monkeypatch.setattr(trust, "_all_pairs", _refuse("every tool name"))
+    monkeypatch.setattr(changes, "_all_pairs", _refuse("every tool name"))
     monkeypatch.setattr(CatalogStore, "list_tools", _only_scoped(CatalogStore.list_tools, "every tool"))
     monkeypatch.setattr(CatalogStore, "held_tool_ids", _only_scoped(CatalogStore.held_tool_ids, "every hold"))
     monkeypatch.setattr(CatalogStore, "list_servers", _refuse("every server"))
@@ -79,7 +79,7 @@ def test_writes_read_only_the_servers_they_change(
         "clock::stop_timer",
     }
     with container.store.database.transaction() as db:
-        cached = trust.scan_context(db)
+        cached = changes.scan_context(db)
     every = ScanContext.from_tools((t.server, t.name) for t in container.store.list_tools())
     assert cached.others("clock", "send_email") == every.others("clock", "send_email") == ["mail"]
     assert cached.serves("clock", "pause_timer") and not cached.serves("clock", "start_timer")

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.scan_contexts import answers
-from tool_selector.catalog import pins as trust
+from tool_selector.catalog import changes
 from tool_selector.catalog.store import CatalogStore
 from tool_selector.catalog.writer import CatalogWriter
 from tool_selector.core.models import CreationMethod, ServerSpec, ToolSpec
@@ -46,19 +46,19 @@ def full_reads(store: CatalogStore, monkeypatch: pytest.MonkeyPatch) -> list[int
     """Counts the times every name of the catalog is read after the import (which read them once;
     from then on they are read a server at a time)."""
     reads: list[int] = []
-    read_all = trust._all_pairs
+    read_all = changes._all_pairs
 
     def counted(db: object) -> object:
         reads.append(1)
         return read_all(db)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(trust, "_all_pairs", counted)
+    monkeypatch.setattr(changes, "_all_pairs", counted)
     return reads
 
 
 def _cached(store: CatalogStore) -> ScanContext:
     with store.database.transaction() as db:
-        return trust.scan_context(db)
+        return changes.scan_context(db)
 
 
 def _anew(store: CatalogStore) -> ScanContext:
@@ -150,7 +150,7 @@ def test_names_are_read_anew_when_the_log_was_pruned_or_too_many_servers_changed
         other.prune_changes(other.change_seq())
     assert answers(_cached(store)) == answers(_anew(store))
     assert len(full_reads) == 1
-    monkeypatch.setattr(trust, "REREAD_ALL", 1)
+    monkeypatch.setattr(changes, "REREAD_ALL", 1)
     with CatalogStore(store.path) as other:
         CatalogWriter(other).delete_tool("mail::read_inbox", actor="t")
         CatalogWriter(other).delete_tool("Mail::readInbox", actor="t")

@@ -12,7 +12,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from tool_selector.catalog.admin import AuditRecord, write_audit
-from tool_selector.catalog.pins import Gate, decide, get_entry, put_pin, scan_context, supersede
+from tool_selector.catalog.changes import scan_context
+from tool_selector.catalog.pins import Gate, decide, get_entry, put_pin, supersede
 from tool_selector.catalog.rows import insert_tool, rehash_server, update_tool_row
 from tool_selector.catalog.server_pins import apply_approved
 from tool_selector.core.errors import ConflictError, NotFoundError

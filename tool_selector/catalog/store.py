@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from tool_selector.catalog import database, pins, server_pins
+from tool_selector.catalog import changes, database, pins, server_pins
 from tool_selector.catalog.schema import ADDED_COLUMNS, SCHEMA, SCHEMA_VERSION
 from tool_selector.core.errors import CatalogDamagedError, NotFoundError, StoreError
 from tool_selector.core.hashing import sha256_of
@@ -55,7 +55,7 @@ class CatalogStore:
                 str(path), timeout=30.0, isolation_level=None, check_same_thread=False
             )  # one connection per thread (services/shared/container.py); closed from any thread
             self._db.row_factory = sqlite3.Row
-            self.database = database.Database(self._db, path, pins.transaction_ended)
+            self.database = database.Database(self._db, path, changes.transaction_ended)
             database.check_ours(self._db, path, self._stored_version())  # before anything writes to it
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
@@ -336,11 +336,11 @@ class CatalogStore:
 
     def change_seq(self) -> int:
         """The last change's number (0 before any); pruned changes keep their numbers used."""
-        return pins.change_seq(self._db)
+        return changes.change_seq(self._db)
 
     def servers_changed_since(self, seq: int) -> set[str] | None:
         """The servers changed after change ``seq``; None when the log was pruned past it (redo all)."""
-        return pins.servers_changed_since(self._db, seq)
+        return changes.servers_changed_since(self._db, seq)
 
     def prune_changes(self, keep_after: int) -> None:
         """Forget the changes up to ``keep_after`` (every index has caught up with them)."""

@@ -16,7 +16,8 @@ from typing import Any
 
 from tool_selector.catalog.admin import AuditRecord, write_audit
 from tool_selector.catalog.approvals import Approvals
-from tool_selector.catalog.pins import Gate, forget_tool, scan_context
+from tool_selector.catalog.changes import scan_context
+from tool_selector.catalog.pins import Gate, forget_tool
 from tool_selector.catalog.rows import (
     ImportSummary,
     delete_server_rows,
