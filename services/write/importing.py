@@ -30,7 +30,6 @@ from services.write.registry import (
     MatchScope,
     configured_names,
     held_text_entry,
-    owned_by_operator,
     pending_text,
     refresh,
 )
@@ -97,7 +96,8 @@ def _server(
         container.writer.create_server(spec, method=CreationMethod.IMPORTED, actor=actor, trust=trust)
         _count(result, _held(container, "created", spec.name))
         return
-    if owned_by_operator(container, existing):
+    # ``owned``: the configured names, read once per batch; a discovered server joins them
+    if existing.creation_method == CreationMethod.DISCOVERED or spec.name in owned:
         owned.add(spec.name)
         _count(result, ImportItem(kind="server", id=spec.name, outcome="skipped", reason=OWNED))
         return

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.support.api_helpers import RunningApi, running_api
+from tests.support.api_helpers import RunningApi, read_answer, running_api
 from tool_selector.config.settings import ApiSettings, Settings
 from tool_selector.embedding.embedders import MiniLMEmbedder
 
@@ -42,17 +42,7 @@ def raw_exchange(url: str, head: str, body: bytes = b"") -> tuple[int, dict[str,
     parts = urlsplit(url)
     with socket.create_connection((parts.hostname, parts.port), timeout=30) as sock:
         sock.sendall(head.replace("\n", "\r\n").encode() + b"\r\n" + body)
-        data = b""
-        while b"\r\n\r\n" not in data:
-            chunk = sock.recv(65536)
-            assert chunk, f"the connection closed without an answer: {data!r}"
-            data += chunk
-        raw_head, rest = data.split(b"\r\n\r\n", 1)
-        lines = raw_head.decode().split("\r\n")
-        headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
-        while len(rest) < int(headers["content-length"]):
-            rest += sock.recv(65536)
-    return int(lines[0].split()[1]), headers, json.loads(rest)
+        return read_answer(sock)
 
 
 def head(path: str, length: int, key: str | None = None) -> str:

@@ -16,7 +16,7 @@ import pytest
 
 from services.shared.auth import revoke_key
 from tests.routes.test_api_import_jobs import submit, wait_for_job
-from tests.support.api_helpers import RunningApi, running_api
+from tests.support.api_helpers import RunningApi, read_answer, running_api
 from tool_selector.config.settings import ApiSettings, Settings
 from tool_selector.embedding.embedders import MiniLMEmbedder
 
@@ -48,17 +48,8 @@ def chunk(data: bytes) -> bytes:
 
 
 def answer(sock: socket.socket) -> tuple[int, dict[str, Any]]:
-    data = b""
-    while b"\r\n\r\n" not in data:
-        part = sock.recv(65536)
-        assert part, f"the connection closed without an answer: {data!r}"
-        data += part
-    raw_head, rest = data.split(b"\r\n\r\n", 1)
-    lines = raw_head.decode().split("\r\n")
-    headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
-    while len(rest) < int(headers["content-length"]):
-        rest += sock.recv(65536)
-    return int(lines[0].split()[1]), json.loads(rest)
+    status, _, body = read_answer(sock)
+    return status, body
 
 
 def connect(api: RunningApi) -> socket.socket:

@@ -7,11 +7,14 @@ The embedding model is the session's real one, so a start costs only the catalog
 
 from __future__ import annotations
 
+import json
 import shutil
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -75,3 +78,19 @@ def running_api(
     with serving(app, "uvicorn-test") as url:
         api.url = url
         yield api
+
+
+def read_answer(sock: socket.socket) -> tuple[int, dict[str, str], dict[str, Any]]:
+    """Read one HTTP answer off a raw socket: (status, headers in lower case, JSON body). Fails when the
+    connection closes without one (or, through the socket's timeout, when none comes)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        assert chunk, f"the connection closed without an answer: {data!r}"
+        data += chunk
+    raw_head, rest = data.split(b"\r\n\r\n", 1)
+    lines = raw_head.decode().split("\r\n")
+    headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+    while len(rest) < int(headers["content-length"]):
+        rest += sock.recv(65536)
+    return int(lines[0].split()[1]), headers, json.loads(rest)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -124,6 +125,64 @@ def _completes_upgrade_pin(pin: Pin, tool: ToolSpec) -> bool:
     )
 
 
+@dataclass(frozen=True)
+class Hold:
+    """One held definition to record: a tool's (``subject`` tool) or a server's shown text (``server``,
+    catalog/server_pins.py, whose ``tool_id`` is the server's name)."""
+
+    subject: str
+    tool_id: str
+    server: str
+    name: str
+    kind: str
+    old_hash: str | None
+    old_definition: Any
+    new_hash: str
+    new_definition: Any
+    reasons: list[str]
+
+
+def record_hold(db: sqlite3.Connection, held: Hold, *, found_by: FoundBy, actor: str, at: datetime) -> bool:
+    """One pending quarantine entry and one ``<subject>.quarantine`` audit record; nothing when the same
+    definition is pending already or was rejected (it is never held twice). True when recorded."""
+    key = entry_id(held.tool_id if held.subject == "tool" else f"server\0{held.tool_id}", held.new_hash)
+    row = db.execute("SELECT state FROM quarantine WHERE id=?", (key,)).fetchone()
+    if row is not None and row["state"] in ("pending", "rejected"):
+        return False
+    db.execute(
+        "INSERT OR REPLACE INTO quarantine(id, tool_id, server, name, kind, state, old_hash, "
+        "old_definition, new_hash, new_definition, reasons, found_by, found_at, subject) "
+        "VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            key,
+            held.tool_id,
+            held.server,
+            held.name,
+            held.kind,
+            held.old_hash,
+            None if held.old_definition is None else _dump(held.old_definition),
+            held.new_hash,
+            _dump(held.new_definition),
+            _dump(held.reasons),
+            found_by,
+            at.isoformat(),
+            held.subject,
+        ),
+    )
+    details = {"entry": key, "kind": held.kind, "found_by": found_by, "reasons": held.reasons}
+    record = AuditRecord(
+        at=at,
+        actor=actor,
+        action=f"{held.subject}.quarantine",
+        target=f"{held.subject}:{held.tool_id}",
+        before_hash=held.old_hash,
+        after_hash=held.new_hash,
+        details=details,
+    )
+    write_audit(db, record)
+    return True
+
+
 class Gate:
     """Vets definitions for one write, inside its transaction; see the module docstring."""
 
@@ -217,44 +276,20 @@ class Gate:
 
     def hold(self, tool: ToolSpec, pin: Pin | None, kind: str, reasons: list[str]) -> None:
         """Record ``tool``'s definition as held (one entry and one audit record per new hold)."""
-        digest = tool.definition_hash()
-        key = entry_id(tool.id, digest)
-        existing = get_entry(self.db, key)
-        at = self.at.isoformat()
-        if existing is not None and existing.state in ("pending", "rejected"):
-            return
-        self.db.execute(
-            "INSERT OR REPLACE INTO quarantine(id, tool_id, server, name, kind, state, old_hash, "
-            "old_definition, new_hash, new_definition, reasons, found_by, found_at) "
-            "VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)",
-            (
-                key,
-                tool.id,
-                tool.server,
-                tool.name,
-                kind,
-                pin.pin_hash if pin else None,
-                _dump(pin.definition) if pin else None,
-                digest,
-                _dump(tool.definition()),
-                _dump(reasons),
-                self.found_by,
-                at,
-            ),
+        held = Hold(
+            subject="tool",
+            tool_id=tool.id,
+            server=tool.server,
+            name=tool.name,
+            kind=kind,
+            old_hash=pin.pin_hash if pin else None,
+            old_definition=pin.definition if pin else None,
+            new_hash=tool.definition_hash(),
+            new_definition=tool.definition(),
+            reasons=reasons,
         )
-        write_audit(
-            self.db,
-            AuditRecord(
-                at=self.at,
-                actor=self.actor,
-                action="tool.quarantine",
-                target=f"tool:{tool.id}",
-                before_hash=pin.pin_hash if pin else None,
-                after_hash=digest,
-                details={"entry": key, "kind": kind, "found_by": self.found_by, "reasons": reasons},
-            ),
-        )
-        self.summary.held.append(tool.id)
+        if record_hold(self.db, held, found_by=self.found_by, actor=self.actor, at=self.at):
+            self.summary.held.append(tool.id)
 
     def _settle(self, tool_id: str) -> None:
         """The tool matches its pin again: pending entries for it are superseded."""

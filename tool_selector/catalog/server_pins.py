@@ -23,9 +23,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from tool_selector.catalog.admin import AuditRecord, write_audit
+from tool_selector.catalog.pins import Hold, record_hold
 from tool_selector.core.hashing import sha256_of
-from tool_selector.trust.definition import entry_id
 from tool_selector.trust.models import FoundBy, TrustMode
 from tool_selector.trust.scanner import ScanContext, ScanResult, server_findings, verdict_of
 
@@ -170,43 +169,20 @@ class ServerGate:
     def _hold(
         self, server: str, text: ServerText, pin: ServerPin | None, kind: str, reasons: list[str]
     ) -> None:
-        digest = text.digest()
-        key = entry_id(f"server\0{server}", digest)
-        row = self.db.execute("SELECT state FROM quarantine WHERE id=?", (key,)).fetchone()
-        if row is not None and row["state"] in ("pending", "rejected"):
-            return
-        self.db.execute(
-            "INSERT OR REPLACE INTO quarantine(id, tool_id, server, name, kind, state, old_hash, "
-            "old_definition, new_hash, new_definition, reasons, found_by, found_at, subject) "
-            "VALUES (?, ?, ?, '', ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                key,
-                server,
-                server,
-                kind,
-                pin.pin_hash if pin else None,
-                json.dumps(pin.text, sort_keys=True) if pin else None,
-                digest,
-                json.dumps({**text.gated(), "operator_keys": sorted(text.rest_keys)}, sort_keys=True),
-                json.dumps(reasons),
-                self.found_by,
-                self.at.isoformat(),
-                SUBJECT,
-            ),
+        held = Hold(
+            subject=SUBJECT,
+            tool_id=server,
+            server=server,
+            name="",
+            kind=kind,
+            old_hash=pin.pin_hash if pin else None,
+            old_definition=pin.text if pin else None,
+            new_hash=text.digest(),
+            new_definition={**text.gated(), "operator_keys": sorted(text.rest_keys)},
+            reasons=reasons,
         )
-        write_audit(
-            self.db,
-            AuditRecord(
-                at=self.at,
-                actor=self.actor,
-                action="server.quarantine",
-                target=f"server:{server}",
-                before_hash=pin.pin_hash if pin else None,
-                after_hash=digest,
-                details={"entry": key, "kind": kind, "found_by": self.found_by, "reasons": reasons},
-            ),
-        )
-        self.held.append(server)
+        if record_hold(self.db, held, found_by=self.found_by, actor=self.actor, at=self.at):
+            self.held.append(server)
 
 
 def pin_existing_servers(db: sqlite3.Connection, at: str) -> None:
