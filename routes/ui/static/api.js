@@ -97,3 +97,13 @@ export function flash(what) {
   if (what instanceof Error) box.replaceChildren(errorBox(what));
   else box.replaceChildren(...(what ? [h("p", { class: "ok" }, what)] : []));
 }
+
+/** A counter of requests: each call starts one and returns whether it is still the newest. A list that
+ * filters redraw answers for the last filters chosen, whatever order the answers arrive in. */
+export function newest() {
+  let count = 0;
+  return () => {
+    const mine = ++count;
+    return () => mine === count;
+  };
+}

@@ -1,6 +1,6 @@
 // Audit: every mutation, newest first (the admin scope), filtered by actor and target, paged by
 // sequence number (older pages continue below the smallest seq seen).
-import { action, api, can, flash, scopeNote } from "./api.js";
+import { action, api, can, flash, newest, scopeNote } from "./api.js";
 import { add, field, h, heading, json, keepRoute, select, short, table, when } from "./dom.js";
 
 const SIZES = [10, 25, 50, 100];
@@ -18,10 +18,12 @@ export async function render(view, params) {
   const sizes = [...new Set([...SIZES, state.limit])].sort((a, b) => a - b);
   const size = select("audit-size", sizes.map((n) => [String(n), String(n)]), String(state.limit));
   const results = h("div", { class: "results" });
+  const ask = newest();
   const load = async () => {
+    const current = ask();
     keepRoute("audit", { ...state, limit: state.limit === 50 ? "" : state.limit });
     const records = await api("/api/v1/audit", { query: state });
-    if (view.isConnected) results.replaceChildren(...draw(records, state, newer, load));
+    if (view.isConnected && current()) results.replaceChildren(...draw(records, state, newer, load));
   };
   const apply = action("Apply filters", "admin", null, { type: "submit" });
   add(

@@ -1,6 +1,6 @@
 // Jobs: sync and import jobs, paged and filtered by kind and state; a running job is watched (its
 // progress polled) until it ends. jobPanel is also the Servers page's view of the sync it started.
-import { api, flash } from "./api.js";
+import { api, flash, newest } from "./api.js";
 import { add, badge, field, h, heading, json, keepRoute, select, table, when } from "./dom.js";
 
 const KINDS = [["", "any"], ["sync", "sync"], ["import", "import"]];
@@ -21,10 +21,12 @@ export async function render(view, params) {
   const size = select("job-size", sizes.map((n) => [String(n), String(n)]), String(state.limit));
   const results = h("div", { class: "results" });
   let timer = 0;
+  const ask = newest();
   const load = async () => {
+    const current = ask();
     keepRoute("jobs", { ...state, offset: state.offset || "" });
     const page = await api("/api/v1/jobs", { query: state });
-    if (!view.isConnected) return;
+    if (!view.isConnected || !current()) return; // a later load answers for the filters chosen since
     results.replaceChildren(...drawJobs(page, state, load));
     clearTimeout(timer); // while a job shown runs, the list follows it
     if (page.jobs.some((j) => j.state === "queued" || j.state === "running")) {

@@ -1,6 +1,6 @@
 // Tools: search and filter the catalog's tools (by text, server, enrichment or approval state), paged;
 // one tool's original definition beside its enrichment and its server's profile, hash and approval.
-import { api, flash } from "./api.js";
+import { api, flash, newest } from "./api.js";
 import {
   add, badge, chips, field, h, heading, json, keepRoute, link, list, route, select, short, table, toolHref, when,
 } from "./dom.js";
@@ -30,12 +30,14 @@ async function search(view, params) {
   const server = select("tool-server", [["", "any"], ...names.map((n) => [n, n])], state.server);
   const filter = select("tool-state", STATES, state.state);
   const results = h("div", { class: "results" });
+  const ask = newest();
   const load = async () => {
+    const current = ask();
     keepRoute("tools", { ...state, limit: state.limit === PAGE ? "" : state.limit, offset: state.offset || "" });
     const pending = first || api("/api/v1/tools", { query: state });
     first = null;
     const page = await pending;
-    if (view.isConnected) results.replaceChildren(...drawTools(page, state, load));
+    if (view.isConnected && current()) results.replaceChildren(...drawTools(page, state, load));
   };
   const refilter = (event) => {
     event?.preventDefault();
