@@ -58,6 +58,7 @@ pytest_plugins = [
 # -- slow, from the fixtures a test uses ---------------------------------------------------------------
 
 SLOW_FIXTURES: dict[str, str] = {
+    "base_embedder": "loads the base model all-MiniLM-L6-v2 in this process",
     "embedder": "loads the real embedding model in this process (and everything built on it: the demo "
     "container, the REST API's catalog, the gateway's synced catalog)",
     "real_model": "lets the product load the real embedding model itself (the CLI, a container built "
@@ -85,21 +86,23 @@ _fast_test_running = False  # set around each test (its fixtures included) by py
 
 
 def _guard_real_model() -> None:
-    """Wraps MiniLMEmbedder.__init__ once per run so that it refuses while a fast test runs."""
-    from tool_selector.embedding.embedders import MiniLMEmbedder
+    """Wraps the real models' constructors (the base model, and the relevance model shipped as an ONNX
+    file) once per run so that they refuse while a fast test runs."""
+    from tool_selector.embedding.embedders import MiniLMEmbedder, OnnxFileEmbedder
 
-    real_init = MiniLMEmbedder.__init__
-    if getattr(real_init, "refuses_in_fast_tests", False):
-        return
+    for cls in (MiniLMEmbedder, OnnxFileEmbedder):
+        real_init = cls.__dict__["__init__"]
+        if getattr(real_init, "refuses_in_fast_tests", False):
+            continue
 
-    @functools.wraps(real_init)
-    def init(self: MiniLMEmbedder, *args: Any, **kwargs: Any) -> None:
-        if _fast_test_running:
-            raise AssertionError(_REAL_MODEL_REFUSED)
-        real_init(self, *args, **kwargs)
+        def init(self: Any, *args: Any, _real: Any = real_init, **kwargs: Any) -> None:
+            if _fast_test_running:
+                raise AssertionError(_REAL_MODEL_REFUSED)
+            _real(self, *args, **kwargs)
 
-    init.refuses_in_fast_tests = True  # type: ignore[attr-defined]
-    MiniLMEmbedder.__init__ = init  # type: ignore[method-assign]
+        functools.update_wrapper(init, real_init)
+        init.refuses_in_fast_tests = True  # type: ignore[attr-defined]
+        cls.__init__ = init  # type: ignore[method-assign]
 
 
 @pytest.hookimpl(wrapper=True)
@@ -184,7 +187,16 @@ def _restore_root_logging() -> Iterator[None]:
 
 @pytest.fixture(scope="session")
 def embedder(session_cache_dir: Path) -> MiniLMEmbedder:
-    """The real all-MiniLM-L6-v2 on ONNX Runtime, loaded once for the whole run."""
+    """The real embedding model the product runs by default (the relevance model shipped in the
+    package, int8 ONNX), loaded once for the whole run. ``base_embedder`` is all-MiniLM-L6-v2."""
+    from tool_selector.embedding.embedders import relevance_embedder
+
+    return relevance_embedder(threads=2)
+
+
+@pytest.fixture(scope="session")
+def base_embedder(session_cache_dir: Path) -> MiniLMEmbedder:
+    """The base model all-MiniLM-L6-v2 on ONNX Runtime (exported once into the shared cache)."""
     from tool_selector.embedding.embedders import MiniLMEmbedder
 
     return MiniLMEmbedder(session_cache_dir, engine="onnx", threads=2)

@@ -19,9 +19,9 @@ CATALOG = ROOT / "tool_selector" / "catalog"
 # Lines of Python per package (its own modules, not its subpackages'): files are cut by meaning, and a
 # package that outgrows its budget is split by concern, or its budget raised on purpose, in review.
 BUDGETS = {
-    "tool_selector/core": 1100,
+    "tool_selector/core": 1400,
     "tool_selector/config": 900,
-    "tool_selector/embedding": 500,
+    "tool_selector/embedding": 560,
     "tool_selector/catalog": 3800,
     "tool_selector/trust": 2900,
     "tool_selector/search": 1050,
@@ -45,7 +45,8 @@ BUDGETS = {
     "eval/fitting": 950,
     "eval/bench": 1650,
     "eval/console": 800,
-    "eval/cli": 500,
+    "eval/cli": 600,
+    "eval/relevance": 1100,
 }
 SQL = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|CREATE TABLE|ALTER TABLE|PRAGMA)\b")
 
@@ -104,11 +105,18 @@ def test_only_refresh_index_indexes_and_marks_the_index_current() -> None:
 def test_only_the_container_builds_backends_embedders_and_claude_clients() -> None:
     built = re.compile(
         r"(?<!class )"  # a class statement names its bases: it builds nothing
-        r"\b(EmbeddedBackend|WeaviateBackend|MiniLMEmbedder|ClaudeClient(\.from_settings)?)\("
+        r"\b(EmbeddedBackend|WeaviateBackend|MiniLMEmbedder|OnnxFileEmbedder|ClaudeClient(\.from_settings)?)\("
     )
     builders = {name(p) for p in modules() if built.search(p.read_text("utf-8"))}
-    # the composition root, and the client's own constructor from its settings group
-    assert builders == {"services/shared/container.py", "semantic_enrichment/claude_client.py"}
+    # the composition root, the client's own constructor from its settings group, and the lab's
+    # relevance training, which needs the base model by name whatever the settings configure
+    assert builders == {
+        "services/shared/container.py",
+        "semantic_enrichment/claude_client.py",
+        "eval/relevance/lodo.py",
+        "eval/relevance/ship.py",
+        "tool_selector/embedding/embedders.py",  # relevance_embedder(), which only the container calls
+    }
 
 
 def packages() -> list[Path]:

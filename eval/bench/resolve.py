@@ -61,6 +61,8 @@ def bench(settings: Settings, dataset_dir: Path, *, queries: int = 300, build: b
                 "confidence_p50_ms": round(percentile(judged, 50) or 0, 3),
                 "confidence_p95_ms": round(percentile(judged, 95) or 0, 3),
                 "tools_indexed": container.backend.count(),
+                "embedding_model": container.embedder.model_id,
+                "ranker": container.ranker.version if container.ranker is not None else None,
             }
         )
         if build:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 # isort: off
-from eval.cli import quality, bench, scale, console  # noqa: F401  (registration, in --help order)
+from eval.cli import quality, relevance, bench, scale, console  # noqa: F401  (registration, in --help order)
 
 # isort: on
 from eval.cli.app import lab

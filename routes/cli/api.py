@@ -58,5 +58,3 @@ def api(
             access_log=False,
             timeout_worker_healthcheck=WORKER_HEALTHCHECK_S,
         )
-
-

@@ -108,5 +108,3 @@ def tokens(
         f"total: {report.total_gateway_tokens} through the gateway vs {report.total_all_tools_tokens} "
         f"with all tools loaded: {report.saved:.1%} fewer"
     )
-
-

@@ -32,5 +32,3 @@ def resolve(
         if explain:
             out["resolution"] = resolution.model_dump(mode="json")
         echo_json(out)
-
-

@@ -52,5 +52,3 @@ def scan(
     typer.echo(f"scanned {scanned} of {report.source}: {counts}", err=True)
     if report.count("quarantine"):
         raise typer.Exit(QUARANTINE_EXIT)
-
-

@@ -23,7 +23,14 @@ from tool_selector.catalog.writer import CatalogWriter
 from tool_selector.config.settings import Settings
 from tool_selector.core.errors import ConfigurationError
 from tool_selector.embedding.batching import QueryBatcher
-from tool_selector.embedding.embedders import Embedder, LazyEmbedder, MiniLMEmbedder, model_id_for
+from tool_selector.embedding.embedders import (
+    RELEVANCE_MODEL_ID,
+    Embedder,
+    LazyEmbedder,
+    MiniLMEmbedder,
+    model_id_of,
+    relevance_embedder,
+)
 from tool_selector.index.build import INDEX_LAYOUT
 from tool_selector.resolve.confidence import Calibration, load_calibration
 from tool_selector.resolve.rerank.model import RankerModel, load_ranker
@@ -123,10 +130,14 @@ class Container:
         if self._embedder is not None:
             return self._embedder
         s = self.settings
+
+        def load() -> Embedder:
+            if s.embedding_model == RELEVANCE_MODEL_ID:
+                return relevance_embedder(s.embedding_threads)
+            return MiniLMEmbedder(s.cache_dir, engine=s.embedding_engine, threads=s.embedding_threads)
+
         lazy = LazyEmbedder(
-            lambda: MiniLMEmbedder(s.cache_dir, engine=s.embedding_engine, threads=s.embedding_threads),
-            model_id=model_id_for(s.embedding_engine),
-            dim=MiniLMEmbedder.dim,
+            load, model_id=model_id_of(s.embedding_model, s.embedding_engine), dim=MiniLMEmbedder.dim
         )
         if s.query_batch_window_ms <= 0:
             return lazy
@@ -187,6 +198,8 @@ class Container:
             fusion=s.fusion,
             server_field_boosts=s.server_field_boosts,
             ranker=self.ranker,
+            arguments=s.arguments,
+            argument_weight=s.argument_weight,
         )
 
     @cached_property

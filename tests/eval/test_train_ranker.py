@@ -23,7 +23,8 @@ def test_train_ranker_measures_held_back_folds_writes_a_model_resolve_uses_and_a
     out = tmp_path / "models" / "mine.json"
     env = {"TOOL_SELECTOR_CACHE_DIR": str(cache_dir)}
     args = [
-        "lab", "train-ranker",
+        "lab",
+        "train-ranker",
         str(DEMO),
         "--out",
         str(out),

@@ -21,7 +21,7 @@ from typer.testing import CliRunner, Result
 from routes.cli import app
 from tests.support.catalogs import write_catalog
 from tests.support.index_damage import DAMAGES, damage, indexed_without_the_model
-from tool_selector.embedding.embedders import MiniLMEmbedder
+from tool_selector.embedding.embedders import MiniLMEmbedder, relevance_model_id
 from tool_selector.search.embedded.backend import EmbeddedBackend
 
 TOOLS = {"weather": ["get_forecast", "get_alerts"], "files": ["read_file", "write_file"]}
@@ -79,7 +79,7 @@ def test_index_rebuild_repairs_a_damaged_index_without_reading_it(data: Path, ki
     damage(data / "index", kind)
     rebuilt = _json(_invoke(["index", "rebuild"], data))
     assert (rebuilt["documents"], rebuilt["written"], rebuilt["embedded"]) == (4, 4, 0)
-    index = EmbeddedBackend(data / "index", model_id=MiniLMEmbedder.model_id, dim=MiniLMEmbedder.dim)
+    index = EmbeddedBackend(data / "index", model_id=relevance_model_id(), dim=MiniLMEmbedder.dim)
     assert index.count() == 4
     assert _json(_invoke(["index", "build"], data))["unchanged"] == 4  # read back whole
 

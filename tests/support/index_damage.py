@@ -11,7 +11,7 @@ from services.shared.indexing import build_index
 from services.write.catalog import import_catalog_dir
 from tests.support.catalogs import write_catalog
 from tool_selector.config.settings import Settings
-from tool_selector.embedding.embedders import HashingEmbedder, MiniLMEmbedder
+from tool_selector.embedding.embedders import HashingEmbedder, MiniLMEmbedder, relevance_model_id
 from tool_selector.search.embedded.files import parse_pointer
 
 DAMAGES = ("truncated vectors.npy", "truncated docs.jsonl", "garbage meta.json", "empty CURRENT")
@@ -58,5 +58,5 @@ def indexed_without_the_model(folder: Path, tools: dict[str, list[str]]) -> Path
 def stand_in() -> HashingEmbedder:
     """HashingEmbedder vectors under the real model's id and size (see ``indexed_without_the_model``)."""
     embedder = HashingEmbedder(dim=MiniLMEmbedder.dim)
-    embedder.model_id = MiniLMEmbedder.model_id
+    embedder.model_id = relevance_model_id()  # the default model's id
     return embedder

@@ -521,7 +521,13 @@ def test_a_database_from_a_newer_version_is_refused(tmp_path: Path) -> None:
 def test_the_models_import_without_warnings() -> None:
     """pytest runs with -W error: a warning at import time breaks every test module."""
     run = subprocess.run(
-        [sys.executable, "-W", "error", "-c", "import tool_selector.core.models, tool_selector.catalog.store"],  # noqa: E501
+        [
+            sys.executable,
+            "-W",
+            "error",
+            "-c",
+            "import tool_selector.core.models, tool_selector.catalog.store",
+        ],  # noqa: E501
         capture_output=True,
         text=True,
         check=False,

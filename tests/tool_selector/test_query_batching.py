@@ -14,7 +14,13 @@ from services.shared.container import Container
 from tool_selector.config.settings import Settings
 from tool_selector.core.errors import EmbedderError
 from tool_selector.embedding.batching import QueryBatcher, embed_queries
-from tool_selector.embedding.embedders import HashingEmbedder, LazyEmbedder, MiniLMEmbedder, model_id_for
+from tool_selector.embedding.embedders import (
+    HashingEmbedder,
+    LazyEmbedder,
+    MiniLMEmbedder,
+    model_id_for,
+    relevance_model_id,
+)
 
 QUERIES = [
     "what time is it in Tokyo",
@@ -131,15 +137,16 @@ def test_batched_real_queries_equal_queries_embedded_alone(embedder: MiniLMEmbed
 def test_the_container_batches_queries_unless_the_window_is_zero(tmp_path: Path) -> None:
     with Container(Settings(data_dir=tmp_path / "a", cache_dir=tmp_path / "cache")) as container:
         assert isinstance(container.embedder, QueryBatcher)
-        assert container.embedder.model_id == "all-MiniLM-L6-v2"
+        assert container.embedder.model_id == relevance_model_id()  # the default, not loaded yet
     settings = Settings(data_dir=tmp_path / "b", cache_dir=tmp_path / "cache", query_batch_window_ms=0)
     with Container(settings) as container:
         assert isinstance(container.embedder, LazyEmbedder)
 
 
 def test_the_int8_model_is_close_to_the_float_one_and_names_its_vectors_apart(
-    session_cache_dir: Path, embedder: MiniLMEmbedder
+    session_cache_dir: Path, base_embedder: MiniLMEmbedder
 ) -> None:
+    embedder = base_embedder
     int8 = MiniLMEmbedder(session_cache_dir, engine="onnx-int8", threads=2)
     assert int8.model_id == model_id_for("onnx-int8") == "all-MiniLM-L6-v2-int8" != embedder.model_id
     assert any((session_cache_dir / "models").glob("*-int8.onnx"))  # quantized once, kept

@@ -194,13 +194,16 @@ class Settings(BaseSettings):
     backend: Literal["embedded", "weaviate"] = Field(
         default="embedded", description="embedded = a folder on disk, no server; weaviate = see [weaviate]"
     )
-    embedding_model: Literal["all-MiniLM-L6-v2"] = Field(
-        default="all-MiniLM-L6-v2", description="the embedder"
+    embedding_model: Literal["tool-selector-relevance-v1", "all-MiniLM-L6-v2"] = Field(
+        default="tool-selector-relevance-v1",
+        description="the embedder: tool-selector-relevance-v1 = the relevance model shipped in the package "
+        "(all-MiniLM-L6-v2 fine-tuned on tool requests, int8 ONNX; embedding_engine does not apply); "
+        "all-MiniLM-L6-v2 = the general-purpose base model",
     )
     embedding_engine: Literal["onnx", "onnx-int8", "torch"] = Field(
         default="onnx",
-        description="onnx = an ONNX export made once into cache_dir; onnx-int8 = that export quantized to "
-        "int8 (faster, other vectors: rebuild the index); torch = the checkpoint",
+        description="for all-MiniLM-L6-v2: onnx = an ONNX export made once into cache_dir; onnx-int8 = "
+        "that export quantized to int8 (faster, other vectors: rebuild the index); torch = the checkpoint",
     )
     embedding_threads: int = Field(default=2, ge=1, le=64, description="threads of one embedding call")
     query_batch_window_ms: float = Field(
@@ -227,7 +230,25 @@ class Settings(BaseSettings):
     )
     thresholds: TierThresholds = Field(default_factory=TierThresholds, description="the router's tier lines")
     calibration_file: Path | None = Field(default=None, description="None = the packaged calibration")
-    rerank: bool = Field(default=True, description="reorder the first candidates with the learned ranker")
+    rerank: bool = Field(
+        default=False,
+        description="reorder the first candidates with the learned ranker (off: judged "
+        "leave-one-dataset-out, it lowered tool recall on sets it was never fitted on; docs/measurements.md)",
+    )
+    arguments: bool = Field(
+        default=True,
+        description="take concrete arguments (URLs, paths, quoted text, dates, IDs...) out of the request "
+        "before the keyword and vector search match it, and match them to the tools' parameters",
+    )
+    argument_weight: float = Field(
+        default=0.1,
+        ge=0.0,
+        le=1.0,
+        description="with arguments on: what a tool gains (on relative-score fusion's scale, where the best "
+        "score is at most 1; scaled to the best score under ranked fusion) when its "
+        "parameters take all of the request's specific arguments (URL, e-mail, path, file, time zone, date, "
+        "ID, hash)",
+    )
     ranker_file: Path | None = Field(
         default=None, description="None = the packaged ranker (written by `tool-selector lab train-ranker`)"
     )

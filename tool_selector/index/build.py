@@ -22,6 +22,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from tool_selector.catalog.store import CatalogStore
+from tool_selector.core.arguments import parameter_kinds
 from tool_selector.core.hashing import profile_hash, sha256_of
 from tool_selector.core.models import (
     ServerProfile,
@@ -107,9 +108,15 @@ def _tags(server: ServerRecord) -> list[str]:
     return [split_identifiers(t) for t in server_tags(server)]
 
 
+def tool_vector_text(name: str, server: str, description: str) -> str:
+    """What the vector of a tool stands for: its name, its server's name and its own description. The
+    relevance model was trained on exactly this text (eval/relevance/data.py)."""
+    return f"{split_identifiers(name)} ({server}): {description}"[:MAX_FIELD_CHARS]
+
+
 def embedding_text(tool: ToolRecord, server: ServerRecord) -> str:
-    """What the vector of a tool stands for: its name, its server's name and its own description."""
-    return f"{split_identifiers(tool.name)} ({server.name}): {tool.description}"[:MAX_FIELD_CHARS]
+    """A stored tool's vector text (:func:`tool_vector_text`)."""
+    return tool_vector_text(tool.name, server.name, tool.description)
 
 
 def enrichment_fields(enrichment: ToolEnrichment) -> dict[str, str | list[str]]:
@@ -134,6 +141,9 @@ def build_document(
         "server_name": split_identifiers(server.name),
         "server_description": _server_text(server),
         "parameter_names": _parameter_names(tool.input_schema),
+        # the kinds of argument its parameters take (a url, a path, a time zone...), read from the schema
+        # (names, types, formats); matched against a request's arguments, never keyword-searched
+        "argument_kinds": sorted(parameter_kinds(tool.input_schema)),
         "tags": _tags(server),
     }
     if enrichment is not None and enrichment.tool_hash == tool.content_hash:

@@ -81,6 +81,13 @@ _SERVER = tuple(_POSITION[n] for n in SERVER_FIELDS)
 _NONE: frozenset[str] = frozenset()
 
 
+def kinds_of(doc: ToolDocument) -> frozenset[str]:
+    """The kinds of argument a tool's parameters take, as the index read them from its input schema
+    (``argument_kinds``: names, types and formats; tool_selector/core/arguments.py)."""
+    kinds = doc.fields.get("argument_kinds") or []
+    return frozenset(kinds) if isinstance(kinds, list) else frozenset((kinds,))
+
+
 class _DocTerms(NamedTuple):
     """What the terms read from one tool document."""
 
@@ -184,6 +191,7 @@ class CatalogTerms:
     power_tools: Shards[int] = field(default_factory=Shards)
     power_members: Shards[frozenset[str]] = field(default_factory=Shards)  # power -> its tool ids
     power_own_words: Shards[frozenset[str]] = field(default_factory=Shards)  # its server fields' words
+    tool_kinds: Shards[frozenset[str]] = field(default_factory=Shards)  # argument kinds its parameters take
 
     @classmethod
     def from_documents(cls, documents: Sequence[ToolDocument]) -> CatalogTerms:
@@ -267,7 +275,16 @@ class CatalogTerms:
             power_tools=power_tools.done(),
             power_members=members.done(),
             power_own_words=own_words.done(),
+            tool_kinds=self._kinds(documents, gone),
         )
+
+    def _kinds(self, documents: Sequence[ToolDocument], gone: Iterable[str]) -> Shards[frozenset[str]]:
+        """The tools' argument kinds, with ``gone`` taken out and ``documents`` put in."""
+        kinds = self.tool_kinds.edit()
+        for tool_id in gone:
+            kinds.pop(tool_id)
+        kinds.update({doc.id: kinds_of(doc) for doc in documents})
+        return kinds.done()
 
     @property
     def tools(self) -> int:

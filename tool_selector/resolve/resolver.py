@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from tool_selector.core.arguments import Argument, extract, fits
 from tool_selector.core.errors import CalibrationError, InvalidInputError
 from tool_selector.core.models import (
     MatchType,
@@ -67,6 +68,8 @@ class Ranking:
     powers: list[PowerCandidate]
     parts: list[QueryPart] = field(default_factory=list)
     candidates: Candidates | None = None  # what the ranker read (None when it did not run)
+    matched: str = ""  # the text the search matched: the request with its arguments taken out
+    arguments: tuple[Argument, ...] = ()  # the concrete arguments taken out of it
 
 
 SUPPORT = 0.2  # a power's score adds this share of its second-best tool's score
@@ -146,6 +149,19 @@ def rerank(hits: list[SearchHit], scores: np.ndarray) -> list[SearchHit]:
     return head + tail
 
 
+def fit_arguments(
+    hits: list[SearchHit], arguments: Sequence[Argument], terms: CatalogTerms, weight: float
+) -> list[SearchHit]:
+    """Tools whose parameters take the request's specific arguments (a URL to a url parameter, a path
+    to a path, a time zone to a timezone) move up: + ``weight`` x the share of them they take."""
+    kinds = terms.tool_kinds
+    fitted = []
+    for hit in hits:
+        share = fits(arguments, kinds.get(hit.id) or frozenset())  # type: ignore[arg-type]
+        fitted.append(with_score(hit, hit.score + weight * share) if share > 0 else hit)
+    return sorted(fitted, key=lambda h: (-h.score, h.id))
+
+
 def step_of(text: str, hits: list[SearchHit], mode: SearchMode) -> QueryPart:
     """One step of a multi-step request and what its own search ranked best."""
     powers = rank_powers(hits, mode)
@@ -179,6 +195,8 @@ class Resolver:
         max_query_chars: int = 32_000,
         server_field_boosts: dict[str, float] | None = None,
         ranker: RankerModel | None = None,
+        arguments: bool = False,
+        argument_weight: float = 0.0,
     ) -> None:
         reference = calibration.reference_vector
         if reference.size and reference.shape != (embedder.dim,):
@@ -198,6 +216,8 @@ class Resolver:
         self.max_query_chars = max_query_chars
         self.server_field_boosts = dict(server_field_boosts or {})
         self.ranker = ranker
+        self.arguments = arguments  # take concrete arguments out of the text that is matched
+        self.argument_weight = argument_weight  # what a tool whose parameters take them gains
 
     def _search(
         self, text: str, vector: np.ndarray, alpha: float, target: Target = "tools"
@@ -222,6 +242,10 @@ class Resolver:
         if mode not in ("keyword", "semantic", "hybrid"):
             raise InvalidInputError(f"Unknown search mode {mode!r}.", hint="Use keyword, semantic or hybrid.")
         alpha = {"keyword": 0.0, "semantic": 1.0, "hybrid": self.alpha}[mode]
+        request = text
+        extracted = extract(text) if self.arguments else None
+        if extracted is not None:
+            text = extracted.text
         parts = split_query(text)
         if parts:  # a multi-step request: each step searches on its own; the whole uses their mean
             part_vectors = self.embedder.embed_documents(parts)
@@ -233,6 +257,10 @@ class Resolver:
         whole = self._search(text, vector, alpha)
         part_hits = [self._search(part, part_vectors[i], alpha) for i, part in enumerate(parts)]
         hits = merge_hits([whole, *part_hits]) if parts else whole
+        if extracted is not None and extracted.arguments and terms is not None and self.argument_weight > 0:
+            # the weight is on relative-score fusion's scale (at most 1); ranked fusion's scores are ~1/60
+            scale = 1.0 if self.fusion == "relative_score" or not hits else hits[0].score
+            hits = fit_arguments(hits, extracted.arguments, terms, self.argument_weight * scale)
         powers = rank_powers(hits, mode)
         servers = self._search(text, vector, alpha, "servers") if mode == "hybrid" else []
         ordered = rescore_with_powers(hits, powers)
@@ -253,18 +281,20 @@ class Resolver:
             ordered = rerank(ordered, self.ranker.scores(rank_features(candidates, terms)))
         steps = [step_of(part, found, mode) for part, found in zip(parts, part_hits, strict=True)]
         return Ranking(
-            text=text,
+            text=request,
             vector=vector,
             hits=ordered,
             powers=boost_powers(powers, servers),
             parts=steps,
             candidates=candidates,
+            matched=text,
+            arguments=extracted.arguments if extracted is not None else (),
         )
 
     def judge(self, ranking: Ranking, terms: CatalogTerms) -> tuple[dict[str, float], float, float]:
         """The evidence of a ranking and the two probabilities read off it (P(top), P(top three))."""
         evidence = evidence_of(
-            ranking.text,
+            ranking.matched or ranking.text,
             ranking.hits,
             ranking.powers,
             terms,

@@ -1,0 +1,88 @@
+"""``lab lodo`` and ``lab train-relevance``: judge and make the relevance model (needs the train extra)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from eval.cli.app import lab
+from routes.cli.base import cli_settings, mapped_errors
+
+_SHARED = Path("../shared/benchmarks")
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+@lab.command("lodo")
+def lodo_command(
+    work: Annotated[Path, typer.Option(help="Where fold models, predictions and lodo.json/lodo.md go")],
+    shared: Annotated[Path, typer.Option(help="The shared benchmarks folder")] = _SHARED,
+    sets: Annotated[
+        list[str] | None, typer.Option("--set", help="Datasets under --shared to use (default: all five)")
+    ] = None,
+    team: Annotated[
+        Path | None, typer.Option(help="The team's personal setups (default: eval/datasets/personal-setups)")
+    ] = None,
+    no_team: Annotated[bool, typer.Option("--no-team", help="Leave the team's setups out entirely")] = False,
+    only: Annotated[
+        list[str] | None, typer.Option(help="Run only these folds (dataset names); repeatable")
+    ] = None,
+    max_steps: Annotated[
+        int | None, typer.Option(min=1, help="Cap training steps per fold (a quick look)")
+    ] = None,
+) -> None:
+    """Leave-one-dataset-out: per dataset, train the relevance model without it and score it under
+    today's ranking and the candidates; print the table and the ship rule (mean up, no set down >0.01)."""
+    from eval.relevance.lodo import SHARED, run_lodo, table, team_dir_default
+
+    with mapped_errors():
+        team_dir = None if no_team else (team or team_dir_default())
+        results = run_lodo(
+            cli_settings(),
+            shared,
+            team_dir,
+            work,
+            only=only or (),
+            sets=sets or SHARED,
+            max_steps=max_steps,
+            say=_say,
+        )
+        text = table(results)
+        (work / "lodo.md").write_text(text + "\n", encoding="utf-8")
+        print(text)
+
+
+@lab.command("train-relevance")
+def train_relevance_command(
+    out: Annotated[Path, typer.Option(help="The folder the model, its licence and provenance go to")],
+    work: Annotated[Path, typer.Option(help="Scratch folder (mined negatives, checkpoint)")],
+    lodo: Annotated[
+        Path | None, typer.Option(help="A `lab lodo` result (lodo.json) to store with the model's provenance")
+    ] = None,
+    shared: Annotated[Path, typer.Option(help="The shared benchmarks folder")] = _SHARED,
+    team: Annotated[Path | None, typer.Option(help="The team's personal setups")] = None,
+    int8_tolerance: Annotated[
+        float, typer.Option(min=0.0, help="Largest tool R@5 the int8 export may lose on a shared set")
+    ] = 0.005,
+) -> None:
+    """Train the shipped relevance model on every dataset, export it to int8 ONNX with its tokenizer,
+    licence and provenance (datasets and sha256, steps, losses, the LODO table)."""
+    from eval.relevance.lodo import team_dir_default
+    from eval.relevance.ship import ship
+
+    with mapped_errors():
+        ship(
+            cli_settings(),
+            shared,
+            team or team_dir_default(),
+            out,
+            work,
+            lodo_file=lodo,
+            int8_tolerance=int8_tolerance,
+            say=_say,
+        )

@@ -1,0 +1,54 @@
+"""``tool-selector lab lodo`` end to end on two small real datasets, with training cut to two steps: the
+fold's model never saw the left-out catalog, every configuration is scored, the table and the ship rule
+are printed, and a second run reuses the fold model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from eval.relevance import data
+from eval.relevance.lodo import CONFIGS
+from routes.cli import app
+
+DATASETS = Path(__file__).resolve().parents[2] / "eval" / "datasets"
+
+
+@pytest.mark.usefixtures("real_model")  # the command loads the base model and trains from it
+def test_lodo_trains_without_the_left_out_catalog_scores_every_configuration_and_reuses_the_fold(
+    tmp_path: Path, cache_dir: Path
+) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "demo").symlink_to(DATASETS / "gateway-demo", target_is_directory=True)
+    # a personal setup that configures three of the demo's servers: its pairs for them must go
+    (shared / "dev").symlink_to(DATASETS / "personal-setups" / "backend-dev", target_is_directory=True)
+    work = tmp_path / "work"
+    args = ["lab", "lodo", "--work", str(work), "--shared", str(shared), "--set", "demo", "--set", "dev"]
+    args += ["--no-team", "--only", "demo", "--max-steps", "2"]
+    env = {"TOOL_SELECTOR_CACHE_DIR": str(cache_dir)}
+    result = CliRunner().invoke(app, args, env=env)
+    assert result.exit_code == 0, result.output
+    stored = json.loads((work / "lodo.json").read_text())
+    fold = stored["folds"]["demo"]
+    assert fold["training"]["datasets"] == ["dev"]
+    demo, dev = data.source("demo", shared / "demo"), data.source("dev", shared / "dev")
+    expected = [p for p in data.pairs_of(dev) if p.tool_id not in demo.tool_ids()]
+    assert 0 < fold["training"]["pairs"] == len(expected) < len(data.pairs_of(dev))
+    scores = fold["scores"]["demo"]
+    assert set(scores) == {c.name for c in CONFIGS}
+    for figures in scores.values():
+        assert 0.0 <= figures["tool_recall_at_5"] <= 1.0 and figures["answerable"] == 59
+    assert "| demo | today |" in result.stdout and "| model + arguments |" in result.stdout
+    assert (work / "lodo.md").read_text().strip() == result.stdout.strip()
+
+    again = CliRunner().invoke(app, args, env=env)
+    assert again.exit_code == 0, again.output
+    assert "fold model reused" in again.stderr
+    assert (
+        json.loads((work / "lodo.json").read_text())["folds"]["demo"]["scores"]
+        == stored["folds"]["demo"]["scores"]
+    )

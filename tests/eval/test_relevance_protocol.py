@@ -1,0 +1,149 @@
+"""The relevance model's training data and its leave-one-dataset-out rule, on small written datasets:
+what a pair is, what leaving a dataset out drops, the batches, and the ship rule of the LODO table."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from eval.relevance import data
+from eval.relevance.lodo import chosen_alphas, table, verdicts
+from eval.relevance.train import batches
+from tool_selector.index.build import tool_vector_text
+
+
+def _dataset(folder: Path, tools: dict[str, list[str]], queries: list[tuple[str, list[list[str]]]]) -> Path:
+    folder.mkdir(parents=True)
+    servers = [{"name": s, "description": f"the {s} server"} for s in tools]
+    listed = [
+        {"server": s, "name": t, "description": f"{t.replace('_', ' ')} on {s}", "input_schema": {}}
+        for s, names in tools.items()
+        for t in names
+    ]
+    (folder / "servers.json").write_text(json.dumps(servers), encoding="utf-8")
+    (folder / "tools.json").write_text(json.dumps(listed), encoding="utf-8")
+    lines = []
+    for n, (text, slots) in enumerate(queries):
+        gold = sorted({t for slot in slots for t in slot})
+        lines.append(
+            json.dumps(
+                {
+                    "id": f"q{n}",
+                    "query": text,
+                    "gold_servers": sorted({t.split("::")[0] for t in gold}),
+                    "gold_tools": gold,
+                    "gold_tool_groups": slots,
+                }
+            )
+        )
+    (folder / "queries.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder
+
+
+@pytest.fixture
+def two_sets(tmp_path: Path) -> tuple[data.Source, data.Source]:
+    web = _dataset(
+        tmp_path / "web",
+        {"fetch": ["fetch_page"], "notes": ["add_note", "find_note"]},
+        [
+            ("grab https://example.org/pricing for me", [["fetch::fetch_page"]]),
+            ("jot down 'buy milk'", [["notes::add_note"]]),
+            ("what did I write about taxes", [["notes::find_note"]]),
+            ("order a pizza", []),
+        ],
+    )
+    # a second family whose catalog shares the notes server with the first
+    shared = _dataset(
+        tmp_path / "shared",
+        {"notes": ["add_note", "find_note"], "mail": ["send_mail"]},
+        [
+            ("remember that the meeting moved", [["notes::add_note"]]),
+            ("email alice@example.com the report", [["mail::send_mail"]]),
+        ],
+    )
+    return data.source("web", web), data.source("shared", shared)
+
+
+def test_a_pair_is_the_request_without_its_arguments_and_the_text_the_index_embeds(
+    two_sets: tuple[data.Source, data.Source],
+) -> None:
+    web, _ = two_sets
+    pairs = {p.tool_id: p for p in data.pairs_of(web)}
+    assert set(pairs) == {"fetch::fetch_page", "notes::add_note", "notes::find_note"}  # no unanswerable
+    fetch = pairs["fetch::fetch_page"]
+    assert "example.org" not in fetch.query and "pricing" not in fetch.query
+    assert fetch.text == tool_vector_text("fetch_page", "fetch", "fetch page on fetch")
+    assert "milk" not in pairs["notes::add_note"].query
+
+
+def test_leaving_a_dataset_out_drops_its_queries_and_every_pair_whose_tool_is_in_its_catalog(
+    two_sets: tuple[data.Source, data.Source],
+) -> None:
+    web, shared = two_sets
+    kept = data.training_pairs([web, shared], left_out=shared)
+    assert kept, "the other set's pairs stay"
+    assert all(p.dataset == "web" for p in kept)
+    assert not {p.tool_id for p in kept} & shared.tool_ids()  # web's notes pairs go too
+    assert {p.tool_id for p in kept} == {"fetch::fetch_page"}
+    everything = data.training_pairs([web, shared])
+    assert len(everything) == 5
+
+
+def test_a_batch_never_holds_a_tool_or_a_request_twice_and_every_pair_is_used(
+    two_sets: tuple[data.Source, data.Source],
+) -> None:
+    web, shared = two_sets
+    pairs = data.training_pairs([web, shared])
+    planned = batches(pairs, size=3, seed=0)
+    seen = [p for batch in planned for p in batch]
+    assert sorted(seen, key=id) == sorted(pairs, key=id)
+    for batch in planned:
+        assert len({p.tool_id for p in batch}) == len(batch)
+        assert len({p.query_id for p in batch}) == len(batch)
+    assert batches(pairs, size=3, seed=0) == planned  # seeded
+
+
+def _row(r5: float, s1: float) -> dict[str, float | None]:
+    return {
+        "tool_recall_at_1": r5 - 0.2,
+        "tool_recall_at_5": r5,
+        "server_recall_at_1": s1,
+        "server_recall_at_3": s1,
+        "server_recall_at_5": None,
+    }
+
+
+def test_the_ship_rule_wants_the_mean_up_and_no_left_out_set_down_more_than_a_hundredth() -> None:
+    rows = {
+        "a": {"today": _row(0.80, 0.7), "better": _row(0.90, 0.8), "uneven": _row(0.99, 0.9)},
+        "b": {"today": _row(0.60, 0.5), "better": _row(0.595, 0.5), "uneven": _row(0.58, 0.5)},
+    }
+    text = verdicts(rows, ["today", "better", "uneven"])
+    better = next(line for line in text.splitlines() if line.startswith("| better "))
+    uneven = next(line for line in text.splitlines() if line.startswith("| uneven "))
+    assert better.endswith("| yes |") and "+0.048" in better  # mean 0.7475 vs 0.70
+    assert uneven.endswith("| no |") and "-0.0200 (b)" in uneven  # mean up, but b lost 0.02
+    results = {"configs": ["today", "better"], "folds": {"x": {"scores": rows}}}
+    shown = table(results)
+    assert "| a | better | 0.700 | 0.900 | 0.800 | 0.800 | – |" in shown
+
+
+def test_the_alpha_used_on_a_left_out_set_is_chosen_on_the_other_sets_only() -> None:
+    def fold(a05: float, a065: float, a08: float) -> dict[str, object]:
+        rows = {"model + arguments": _row(a05, a05), "model + arguments a0.65": _row(a065, a065)}
+        rows["model + arguments a0.8"] = _row(a08, a08)
+        return {"scores": {"set": rows}}
+
+    results = {
+        "folds": {
+            "x": fold(0.9, 0.5, 0.5),  # x alone would pick 0.5 ...
+            "y": fold(0.5, 0.6, 0.9),  # ... the others prefer 0.8
+            "z": fold(0.5, 0.6, 0.8),
+        }
+    }
+    chosen = chosen_alphas(results)
+    assert chosen["x"] == ("model + arguments a0.8", 0.8)  # never its own best
+    assert chosen["y"][1] == chosen["z"][1] == 0.5  # x's 0.9 at 0.5 outweighs the other's preference
+    assert chosen_alphas({"folds": {"x": fold(0.9, 0.5, 0.5)}}) == {}  # needs two folds
