@@ -98,7 +98,9 @@ def test_the_resolution_keeps_the_request_as_written(tmp_path: Path) -> None:
 
 
 @pytest.mark.usefixtures("real_model")  # the container loads the shipped relevance model itself
-def test_on_the_25_server_demo_catalog_the_words_of_a_url_no_longer_pick_the_server(tmp_path: Path, cache_dir: Path) -> None:
+def test_on_the_25_server_demo_catalog_the_words_of_a_url_no_longer_pick_the_server(
+    tmp_path: Path, cache_dir: Path
+) -> None:
     """Issue 29's demo: the 7 demo servers beside the 18 of examples/demo-catalog, the shipped model and
     settings. Before, Financial Modeling Prep, Shopify, Notion, Puppeteer and Basic Memory ranked above
     fetch, which was not in the top five: the words inside the URL drove the match."""

@@ -527,7 +527,7 @@ def test_the_models_import_without_warnings() -> None:
             "error",
             "-c",
             "import tool_selector.core.models, tool_selector.catalog.store",
-        ],  # noqa: E501
+        ],
         capture_output=True,
         text=True,
         check=False,
