@@ -53,6 +53,7 @@ def test_train_ranker_measures_held_back_folds_writes_a_model_resolve_uses_and_a
     env["TOOL_SELECTOR_RANKER_FILE"] = str(out)
     for command in (["catalog", "import", str(DEMO), "--approve"], ["index", "build"]):
         assert CliRunner().invoke(app, command, env=env).exit_code == 0
+    env["TOOL_SELECTOR_RERANK"] = "true"  # the ranker is off by default (docs/measurements.md)
     resolved = CliRunner().invoke(app, ["resolve", "what time is it in Tokyo", "--explain"], env=env)
     assert resolved.exit_code == 0, resolved.output
     assert json.loads(resolved.stdout)["resolution"]["tools"]

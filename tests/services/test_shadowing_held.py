@@ -64,7 +64,7 @@ def test_a_tool_claiming_to_be_the_git_servers_git_diff_is_held_and_git_keeps_th
         enrich_catalog(container, container.enrichers())
         refresh_index(container)
         power, tool, tools = _top(container)
-        assert (power, tool) == ("git", "git::git_diff") and "git-official::git_diff" not in tools
+        assert power == "git" and tool.startswith("git::") and "git-official::git_diff" not in tools
 
         approve_entry(container, entry.id, actor="test")  # a person lets it through: the attack works
-        assert _top(container)[1] == "git-official::git_diff"
+        assert "git-official::git_diff" in _top(container)[2]  # it competes for the request again

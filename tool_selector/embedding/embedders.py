@@ -207,7 +207,6 @@ class OnnxFileEmbedder(MiniLMEmbedder):
         self.model_id = model_id
         self._run = onnx_runner(model_file, threads)
 
-
     # int8 dynamic quantization scales activations per call, over the whole padded batch: a text
     # embedded beside others got another vector (cosine 0.993). One text a call keeps each vector what
     # it is alone, whatever it is batched with (documents at build, queries under load).

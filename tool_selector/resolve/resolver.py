@@ -246,7 +246,8 @@ class Resolver:
         extracted = extract(text) if self.arguments else None
         if extracted is not None:
             text = extracted.text
-        parts = split_query(text)
+        written = split_query(request)  # the steps as the request says them (shown to the agent) ...
+        parts = [extract(p).text for p in written] if extracted is not None else written  # ... and matched
         if parts:  # a multi-step request: each step searches on its own; the whole uses their mean
             part_vectors = self.embedder.embed_documents(parts)
             mean = part_vectors.mean(axis=0)
@@ -279,7 +280,7 @@ class Resolver:
             )
         if candidates is not None and self.ranker is not None and terms is not None:
             ordered = rerank(ordered, self.ranker.scores(rank_features(candidates, terms)))
-        steps = [step_of(part, found, mode) for part, found in zip(parts, part_hits, strict=True)]
+        steps = [step_of(part, found, mode) for part, found in zip(written, part_hits, strict=True)]
         return Ranking(
             text=request,
             vector=vector,
