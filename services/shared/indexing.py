@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 from services.shared.container import Container
 from services.shared.writing import writes
-from tool_selector.core.errors import IndexDamagedError, IndexMissingError, IndexOfAnotherModelError
+from tool_selector.core.errors import IndexDamagedError, IndexMissingError
 from tool_selector.index.build import IndexSummary, build_documents, build_server_documents, index_catalog
 from tool_selector.index.bulk import build_rows
 from tool_selector.index.written import indexed_ids
@@ -176,7 +176,12 @@ def _prune(container: Container) -> None:
 def _damaged(container: Container) -> bool:
     try:
         container.backend.count()
-    except (IndexDamagedError, IndexOfAnotherModelError) as exc:  # another model's: made anew too
+    except IndexDamagedError as exc:
+        logger.warning("%s Rebuilding it from the catalog.", exc.message)
+        return True
+    except IndexMissingError as exc:  # another model's vectors (a change of model, an upgrade): anew too
+        if not exc.details.get("another_model"):
+            raise
         logger.warning("%s Rebuilding it from the catalog.", exc.message)
         return True
     return False

@@ -12,7 +12,7 @@ from services.shared.indexing import build_index, refresh_index
 from services.write.catalog import import_catalog_dir
 from tests.support.catalogs import write_catalog
 from tool_selector.config.settings import Settings
-from tool_selector.core.errors import IndexOfAnotherModelError
+from tool_selector.core.errors import IndexMissingError
 from tool_selector.embedding.embedders import HashingEmbedder
 
 
@@ -29,9 +29,9 @@ def test_the_refresh_makes_an_index_of_another_model_anew(tmp_path: Path) -> Non
         import_catalog_dir(container, catalog, approve=True, actor="test")
         build_index(container)
     with Container(settings, embedder=_model("new-model")) as container:
-        with pytest.raises(IndexOfAnotherModelError) as refused:  # a reader is told what to do
+        with pytest.raises(IndexMissingError) as refused:  # a reader is told what to do
             container.backend.count()
-        assert "index rebuild" in str(refused.value)
+        assert "index rebuild" in str(refused.value) and refused.value.details["another_model"]
     with Container(settings, embedder=_model("new-model")) as container:
         summary = refresh_index(container)
         assert summary.documents == 2 and container.backend.count() == 2

@@ -62,11 +62,6 @@ class IndexMissingError(ConfigurationError):
     """The search index has not been built, or was built for another catalog or model."""
 
 
-class IndexOfAnotherModelError(IndexMissingError):
-    """The index holds another embedding model's vectors (after a change of model, or an upgrade): a
-    refresh (the sync) makes it anew from the catalog database; a reader says to rebuild it."""
-
-
 class CalibrationError(ConfigurationError):
     """The confidence calibration file is missing or malformed."""
 

@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from pydantic import ValidationError
 
-from tool_selector.core.errors import IndexDamagedError, IndexMissingError, IndexOfAnotherModelError
+from tool_selector.core.errors import IndexDamagedError, IndexMissingError
 from tool_selector.core.models import ToolDocument
 
 logger = logging.getLogger(__name__)
@@ -320,11 +320,12 @@ def _meta(path: Path, directory: Path, *, model_id: str, dim: int) -> dict[str, 
             path=str(path),
         )
     if meta.get("model_id") != model_id or meta.get("dim") != dim:
-        raise IndexOfAnotherModelError(
+        raise IndexMissingError(
             f"The index at {directory} holds vectors of {meta.get('model_id')} "
             f"({meta.get('dim')} dimensions), but the embedder is {model_id} ({dim}).",
             hint=REPAIR,
             path=str(path),
+            another_model=True,  # a refresh (the sync) makes it anew: services/shared/indexing.py
         )
     return meta
 
