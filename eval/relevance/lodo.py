@@ -17,7 +17,6 @@ import json
 import logging
 import random
 import shutil
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -186,12 +185,7 @@ def fold_model(
         return onnx, json.loads(meta_path.read_text("utf-8"))
     folder.mkdir(parents=True, exist_ok=True)
     say(f"  {name}: training on {len(pairs)} pairs")
-    last = [0.0]
-
-    def progress(step: int, total: int, loss: float) -> None:
-        if time.monotonic() - last[0] > 60 or step == total:
-            last[0] = time.monotonic()
-            say(f"    step {step}/{total} loss {loss:.3f}")
+    progress = trainer.progress_every(say, "    ")
 
     result = trainer.train(
         pairs,

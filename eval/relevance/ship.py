@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -83,12 +82,7 @@ def ship(
     pairs = [p for s in srcs for p in data.pairs_of(s)]
     negatives = lodo.fold_negatives(lodo.negatives_for(pairs, catalogs, gold, work, base), set())
     say(f"training on {len(pairs)} pairs from {', '.join(s.name for s in srcs)}")
-    last = [0.0]
-
-    def progress(step: int, total: int, loss: float) -> None:
-        if time.monotonic() - last[0] > 60 or step == total:
-            last[0] = time.monotonic()
-            say(f"  step {step}/{total} loss {loss:.3f}")
+    progress = trainer.progress_every(say, "  ")
 
     result = trainer.train(
         pairs,

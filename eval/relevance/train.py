@@ -52,6 +52,18 @@ class TrainResult:
     seconds: float
 
 
+def progress_every(say: Callable[[str], None], indent: str, seconds: float = 60) -> Progress:
+    """A training progress callback that says the step and its loss once a minute, and at the end."""
+    last = [0.0]
+
+    def progress(step: int, total: int, loss: float) -> None:
+        if time.monotonic() - last[0] > seconds or step == total:
+            last[0] = time.monotonic()
+            say(f"{indent}step {step}/{total} loss {loss:.3f}")
+
+    return progress
+
+
 def threads() -> int:
     """Training threads (``TOOL_SELECTOR_TRAIN_THREADS``, default 2): part of what makes the weights,
     so it goes into a fold's key and the provenance."""
