@@ -1,4 +1,5 @@
-"""``lab lodo`` and ``lab train-relevance``: judge and make the relevance model (needs the train extra)."""
+"""``lab lodo``, ``lab train-relevance`` and ``lab cross-encoder``: judge and make the relevance model
+(needs the train extra)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,19 @@ from routes.cli.base import cli_settings, mapped_errors
 _SHARED = Path("../shared/benchmarks")
 
 
+# the options every leave-one-dataset-out command takes
+_Shared = Annotated[Path, typer.Option(help="The shared benchmarks folder")]
+_Sets = Annotated[
+    list[str] | None, typer.Option("--set", help="Datasets under --shared to use (default: all five)")
+]
+_Team = Annotated[
+    Path | None, typer.Option(help="The team's personal setups (default: eval/datasets/personal-setups)")
+]
+_NoTeam = Annotated[bool, typer.Option("--no-team", help="Leave the team's setups out entirely")]
+_Only = Annotated[list[str] | None, typer.Option(help="Run only these folds (dataset names); repeatable")]
+_MaxSteps = Annotated[int | None, typer.Option(min=1, help="Cap training steps per fold (a quick look)")]
+
+
 def _say(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
@@ -21,20 +35,12 @@ def _say(line: str) -> None:
 @lab.command("lodo")
 def lodo_command(
     work: Annotated[Path, typer.Option(help="Where fold models, predictions and lodo.json/lodo.md go")],
-    shared: Annotated[Path, typer.Option(help="The shared benchmarks folder")] = _SHARED,
-    sets: Annotated[
-        list[str] | None, typer.Option("--set", help="Datasets under --shared to use (default: all five)")
-    ] = None,
-    team: Annotated[
-        Path | None, typer.Option(help="The team's personal setups (default: eval/datasets/personal-setups)")
-    ] = None,
-    no_team: Annotated[bool, typer.Option("--no-team", help="Leave the team's setups out entirely")] = False,
-    only: Annotated[
-        list[str] | None, typer.Option(help="Run only these folds (dataset names); repeatable")
-    ] = None,
-    max_steps: Annotated[
-        int | None, typer.Option(min=1, help="Cap training steps per fold (a quick look)")
-    ] = None,
+    shared: _Shared = _SHARED,
+    sets: _Sets = None,
+    team: _Team = None,
+    no_team: _NoTeam = False,
+    only: _Only = None,
+    max_steps: _MaxSteps = None,
 ) -> None:
     """Leave-one-dataset-out: per dataset, train the relevance model without it and score it under
     today's ranking and the candidates; print the table and the ship rule (mean up, no set down >0.01)."""
@@ -69,6 +75,15 @@ def train_relevance_command(
     int8_tolerance: Annotated[
         float, typer.Option(min=0.0, help="Largest tool R@5 the int8 export may lose on a shared set")
     ] = 0.005,
+    wise: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="How far the weights go from the base model's to the trained ones (WiSE-FT); 1: as trained "
+            "(what ships: `lab lodo`'s `wise + arguments` row did not carry over better)",
+        ),
+    ] = 1.0,
 ) -> None:
     """Train the shipped relevance model on every dataset, export it to int8 ONNX with its tokenizer,
     licence and provenance (datasets and sha256, steps, losses, the LODO table)."""
@@ -84,5 +99,45 @@ def train_relevance_command(
             work,
             lodo_file=lodo,
             int8_tolerance=int8_tolerance,
+            wise=wise,
             say=_say,
         )
+
+
+@lab.command("cross-encoder")
+def cross_encoder_command(
+    work: Annotated[Path, typer.Option(help="Where the fold cross-encoders and cross.json/cross.md go")],
+    lodo_work: Annotated[
+        Path, typer.Option(help="A `lab lodo` work folder: its predictions under --ranking are rescored")
+    ],
+    ranking: Annotated[
+        str, typer.Option(help="The `lab lodo` configuration whose predictions are rescored")
+    ] = "model + arguments",
+    shared: _Shared = _SHARED,
+    sets: _Sets = None,
+    team: _Team = None,
+    no_team: _NoTeam = False,
+    only: _Only = None,
+    max_steps: _MaxSteps = None,
+) -> None:
+    """Leave-one-dataset-out: per dataset, train a cross-encoder without it and rescore the first
+    candidates of its `lab lodo` predictions; print the figures as ranked and rescored, and the ship rule."""
+    from eval.relevance.cross import run_cross, table
+    from eval.relevance.lodo import SHARED, team_dir_default
+
+    with mapped_errors():
+        results = run_cross(
+            cli_settings(),
+            shared,
+            None if no_team else (team or team_dir_default()),
+            work,
+            lodo_work=lodo_work,
+            ranking=ranking,
+            only=only or (),
+            sets=sets or SHARED,
+            max_steps=max_steps,
+            say=_say,
+        )
+        text = table(results)
+        (work / "cross.md").write_text(text + "\n", encoding="utf-8")
+        print(text)

@@ -53,7 +53,8 @@ SHORT = {
 
 @dataclass(frozen=True)
 class Config:
-    """One way of ranking: which embedder (``base`` or the fold's ``model``), ranker, arguments."""
+    """One way of ranking: which embedder (``base``, the fold's ``model``, or ``wise``: the fold's model
+    with its weights halfway back to the base model's), ranker, arguments."""
 
     name: str
     embedder: str
@@ -71,7 +72,10 @@ CONFIGS = (
     Config("model + arguments", "model", rerank=False, arguments=True, alpha=TODAY_ALPHA),
     Config("model + arguments a0.65", "model", rerank=False, arguments=True, alpha=0.65),
     Config("model + arguments a0.8", "model", rerank=False, arguments=True, alpha=0.8),
+    # the fold's model with every weight halfway back to the base model's (train.interpolate_onnx)
+    Config("wise + arguments", "wise", rerank=False, arguments=True, alpha=TODAY_ALPHA),
 )
+WISE_WEIGHT = 0.5  # not fitted: the midpoint, WiSE-FT's own default
 # the alpha of the model is itself chosen leave-one-dataset-out: for a left-out dataset, the alpha whose
 # held-out scores on the *other* datasets are best (each scored by its own fold model); see chosen_alpha
 ALPHA_CONFIGS = {"model + arguments": 0.5, "model + arguments a0.65": 0.65, "model + arguments a0.8": 0.8}
@@ -146,11 +150,39 @@ def negatives_for(
     return found
 
 
+def base_onnx(work: Path) -> Path:
+    """The base model's float ONNX export (the same graph as a fold model's), made once in ``work``."""
+    path = work / "base.onnx"
+    if not path.is_file():
+        export_onnx(trainer.base_model_dir(), path)
+    return path
+
+
 def fold_negatives(
     negatives: dict[tuple[str, str], tuple[str, str]], banned: set[str]
 ) -> dict[tuple[str, str], str]:
     """The hard negatives a fold may train on: none whose tool belongs to the left-out catalog."""
     return {key: text for key, (tool_id, text) in negatives.items() if tool_id not in banned}
+
+
+def training_key(
+    pairs: Sequence[data.Pair], negatives: dict[tuple[str, str], str], max_steps: int | None
+) -> str:
+    """What a trained model is made from: its pairs' texts, its hard negatives, the training settings and
+    threads. Equal keys, equal weights (training is seeded)."""
+    return _hash(
+        [
+            [(p.query_id, p.tool_id, p.query, p.text) for p in pairs],
+            sorted(negatives.items()),
+            trainer.BATCH,
+            trainer.LEARNING_RATE,
+            trainer.EPOCHS,
+            trainer.SEED,
+            trainer.MAX_TOKENS,
+            trainer.threads(),
+            max_steps,
+        ]
+    )
 
 
 def fold_model(
@@ -164,19 +196,7 @@ def fold_model(
     say: Callable[[str], None],
 ) -> tuple[Path, dict[str, Any]]:
     """The fold's model as an ONNX file (trained now, or reused when made from the same pairs)."""
-    key = _hash(
-        [
-            [(p.query_id, p.tool_id, p.query, p.text) for p in pairs],
-            sorted(negatives.items()),
-            trainer.BATCH,
-            trainer.LEARNING_RATE,
-            trainer.EPOCHS,
-            trainer.SEED,
-            trainer.MAX_TOKENS,
-            trainer.threads(),
-            max_steps,
-        ]
-    )
+    key = training_key(pairs, negatives, max_steps)
     folder = work / f"fold-{name}"
     onnx = folder / "model.onnx"
     meta_path = folder / "fold.json"
@@ -211,6 +231,12 @@ def fold_model(
     return onnx, meta
 
 
+def predictions_file(folder: Path, label: str, config: str) -> Path:
+    """Where a scored folder's predictions under a configuration go (``a0.65`` stays in the name)."""
+    slug = config.replace(" ", "").replace("+", "-")
+    return folder / f"{label.replace('/', '__')}--{slug}.jsonl"
+
+
 def score(
     settings: Settings, scored: Scored, config: Config, embedder: Embedder, out: Path
 ) -> dict[str, Any]:
@@ -218,9 +244,9 @@ def score(
     if config.alpha is not None:
         update["alpha"] = config.alpha
     variant = settings.model_copy(update=update)
-    slug = config.name.replace(" ", "").replace("+", "-")
-    stem = out / f"{scored.label.replace('/', '__')}--{slug}"
-    report, _ = run_eval(variant, scored.folder, stem.with_suffix(".jsonl"), embedder=embedder)
+    report, _ = run_eval(
+        variant, scored.folder, predictions_file(out, scored.label, config.name), embedder=embedder
+    )
     group = report.group(scored.group if scored.group in report.groups else "all")
     return {f: getattr(group, f) for f in (*FIGURES, "ece", "answerable")}
 
@@ -265,13 +291,24 @@ def run_lodo(
             model_id=f"relevance-lodo-{left.name}-{meta['key']}",
             threads=settings.embedding_threads,
         )
+        embedders: dict[str, Embedder] = {"base": base, "model": model}
+        if any(c.embedder == "wise" for c in configs):
+            wise_file = onnx.with_name(f"wise-{meta['key']}.onnx")
+            if not wise_file.is_file():
+                trainer.interpolate_onnx(base_onnx(work), onnx, wise_file, WISE_WEIGHT)
+            embedders["wise"] = OnnxFileEmbedder(
+                wise_file,
+                trainer.base_model_dir() / "tokenizer.json",
+                model_id=f"relevance-lodo-wise-{left.name}-{meta['key']}",
+                threads=settings.embedding_threads,
+            )
         before = results["folds"].get(left.name, {})
         known = before.get("scores", {}) if before.get("training", {}).get("key") == meta["key"] else {}
         fold: dict[str, Any] = {"training": meta, "scores": {}}
         for scored in scored_folders(left, shared, work):
             row: dict[str, Any] = {}
             for config in configs:
-                embedder = base if config.embedder == "base" else model
+                embedder = embedders[config.embedder]
                 kept = known.get(scored.label, {}).get(config.name)  # same fold model: scored already
                 row[config.name] = kept or score(settings, scored, config, embedder, work / "predictions")
                 say(

@@ -60,6 +60,37 @@ def _tool_r5(settings: Settings, folder: Path, embedder: Any, out: Path, group: 
     return float(figures.tool_recall_at_5 or 0.0)
 
 
+def _trained(
+    pairs: list[data.Pair],
+    negatives: dict[tuple[str, str], str],
+    gold_texts: dict[str, set[str]],
+    work: Path,
+    say: Callable[[str], None],
+) -> tuple[Path, dict[str, Any]]:
+    """The float export of the model trained on ``pairs``: made now, or the one in ``work`` made from the
+    same pairs, negatives and settings (training is seeded); and its run (key, steps, seconds, losses)."""
+    trained = work / "model-trained.onnx"
+    record = work / "model-trained.json"
+    key = lodo.training_key(pairs, negatives, None)
+    if trained.is_file() and record.is_file():
+        run: dict[str, Any] = json.loads(record.read_text("utf-8"))
+        if run.get("key") == key:
+            say(f"  reusing the float export trained from the same pairs and settings ({trained})")
+            return trained, run
+    result = trainer.train(
+        pairs,
+        work / "checkpoint",
+        negatives=negatives,
+        gold_texts=gold_texts,
+        progress=trainer.progress_every(say, "  "),
+    )
+    export_onnx(result.model_dir, trained)
+    shutil.rmtree(result.model_dir, ignore_errors=True)
+    run = {"key": key, "steps": result.steps, "seconds": result.seconds, "losses": result.losses}
+    trainer.write_json(record, run)
+    return trained, run
+
+
 def ship(
     settings: Settings,
     shared: Path,
@@ -69,9 +100,12 @@ def ship(
     *,
     lodo_file: Path | None = None,
     int8_tolerance: float = INT8_TOLERANCE,
+    wise: float = 1.0,
     say: Callable[[str], None] = print,
 ) -> dict[str, Any]:
-    """Train on everything, export, check int8, write the package folder ``out``."""
+    """Train on everything, export, move the weights ``wise`` of the way from the base model's to the
+    trained ones (1: the trained weights as they are), check int8, write the package folder ``out``.
+    A float export made from the same pairs, negatives and settings in ``work`` is reused."""
     if not team.is_dir():
         raise InvalidInputError(f"The team's setups folder {team} is missing.", hint="Pass --team.")
     work.mkdir(parents=True, exist_ok=True)
@@ -82,18 +116,10 @@ def ship(
     pairs = [p for s in srcs for p in data.pairs_of(s)]
     negatives = lodo.fold_negatives(lodo.negatives_for(pairs, catalogs, gold, work, base), set())
     say(f"training on {len(pairs)} pairs from {', '.join(s.name for s in srcs)}")
-    progress = trainer.progress_every(say, "  ")
-
-    result = trainer.train(
-        pairs,
-        work / "checkpoint",
-        negatives=negatives,
-        gold_texts=trainer.gold_sets(pairs, gold, catalogs),
-        progress=progress,
-    )
+    trained, run = _trained(pairs, negatives, trainer.gold_sets(pairs, gold, catalogs), work, say)
     fp32 = work / "model-fp32.onnx"
     int8 = work / "model-int8.onnx"
-    export_onnx(result.model_dir, fp32)
+    trainer.interpolate_onnx(lodo.base_onnx(work), trained, fp32, wise)
     int8.unlink(missing_ok=True)
     # per tensor, word embeddings included: the only int8 export under the 30 MB budget (21 MB); per
     # channel without the embeddings is 56 MB and lost more (livemcpbench -0.015, toolalpaca -0.014)
@@ -162,10 +188,11 @@ def ship(
             "seed": trainer.SEED,
             "per_slot": data.PER_SLOT,
             "per_tool": data.PER_TOOL,
-            "steps": result.steps,
-            "seconds": result.seconds,
+            "steps": run["steps"],
+            "seconds": run["seconds"],
             "threads": trainer.threads(),
-            "losses": result.losses,
+            "losses": run["losses"],
+            "wise_weight": wise,
         },
         "export": {
             "onnx": "opset 17, last hidden state; mean pooling and L2 norm in numpy",
@@ -178,7 +205,6 @@ def ship(
     }
     trainer.write_json(out / "provenance.json", provenance)
     (out / "README.md").write_text(readme(provenance, lodo_results), encoding="utf-8")
-    shutil.rmtree(result.model_dir, ignore_errors=True)
     say(f"wrote {out} ({int8.stat().st_size / 2**20:.1f} MB)")
     return provenance
 
@@ -201,6 +227,13 @@ def readme(provenance: dict[str, Any], lodo_results: dict[str, Any] | None) -> s
         "- Made again by `bash scripts/train_relevance.sh` (eval/relevance/; needs the `train` extra).",
         "",
     ]
+    wise = provenance["training"].get("wise_weight")
+    if wise is not None and wise < 1:
+        lines.insert(
+            -3,
+            f"- Weight-space ensembling (WiSE-FT): each weight is {wise:g} of the way from the base model's "
+            "to the fine-tuned one's.",
+        )
     if lodo_results is not None:
         from eval.relevance.lodo import table
 

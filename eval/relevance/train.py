@@ -160,15 +160,7 @@ def train(
     plan = [b for epoch in range(epochs) for b in batches(pairs, BATCH, seed + epoch)]
     if max_steps is not None:
         plan = plan[:max_steps]
-    optimizer = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE, weight_decay=0.01)
-    warmup = max(1, int(WARMUP * len(plan)))
-
-    def rate(step: int) -> float:
-        if step < warmup:
-            return (step + 1) / warmup
-        return max(0.0, (len(plan) - step) / max(1, len(plan) - warmup))
-
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, rate)
+    optimizer, scheduler = optimiser(model.parameters(), len(plan), LEARNING_RATE)
     gold_texts = gold_texts or {}
     negatives = negatives or {}
     losses: list[float] = []
@@ -181,12 +173,7 @@ def train(
         logits = SCALE * encode(queries) @ encode(docs).T
         logits = logits.masked_fill(_false_negatives(batch, docs, gold_texts, logits.shape), -1e4)
         loss = torch.nn.functional.cross_entropy(logits, torch.arange(len(batch)))
-        optimizer.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        scheduler.step()
-        losses.append(round(float(loss.item()), 4))
+        losses.append(descend(loss, model.parameters(), optimizer, scheduler))
         if progress is not None:
             progress(step + 1, len(plan), losses[-1])
     model.eval()
@@ -199,6 +186,33 @@ def train(
     shutil.rmtree(out_dir, ignore_errors=True)
     os.replace(tmp, out_dir)
     return TrainResult(out_dir, len(plan), len(pairs), losses, round(time.perf_counter() - started, 1))
+
+
+def descend(loss: Any, parameters: Any, optimizer: Any, scheduler: Any) -> float:
+    """One step down ``loss`` (gradients clipped at norm 1); the loss, rounded for the record."""
+    import torch
+
+    optimizer.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(parameters, 1.0)
+    optimizer.step()
+    scheduler.step()
+    return round(float(loss.item()), 4)
+
+
+def optimiser(parameters: Any, steps: int, learning_rate: float) -> tuple[Any, Any]:
+    """AdamW with a linear warm-up over the first WARMUP of ``steps``, then a linear decay to zero."""
+    import torch
+
+    optimizer = torch.optim.AdamW(parameters, lr=learning_rate, weight_decay=0.01)
+    warmup = max(1, int(WARMUP * steps))
+
+    def rate(step: int) -> float:
+        if step < warmup:
+            return (step + 1) / warmup
+        return max(0.0, (steps - step) / max(1, steps - warmup))
+
+    return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, rate)
 
 
 def _encoder(model: Any, tokenizer: Any) -> Callable[[list[str]], Any]:
@@ -246,6 +260,32 @@ def gold_sets(
         out[pair.query_id] = {catalog[t] for t in all_gold.get(pair.query_id, {pair.tool_id}) if t in catalog}
         out[pair.query_id].add(pair.text)
     return out
+
+
+def interpolate_onnx(base: Path, tuned: Path, out: Path, weight: float = 0.5) -> None:
+    """Weight-space ensembling (WiSE-FT, Wortsman et al. 2022): every weight of the ONNX export of
+    ``tuned`` moved back towards ``base`` (the export of the model it was fine-tuned from, the same graph),
+    ``(1 - weight) * base + weight * tuned``. It keeps much of what fine-tuning taught on data like the
+    training data and loses less of the base model's breadth on data unlike it. Written atomically."""
+    import onnx
+    from onnx import numpy_helper
+
+    if not 0.0 <= weight <= 1.0:
+        raise ValueError(f"weight must be within 0..1, not {weight}")
+    start = onnx.load(str(base))
+    model = onnx.load(str(tuned))
+    first = {i.name: numpy_helper.to_array(i) for i in start.graph.initializer}
+    for index, init in enumerate(model.graph.initializer):
+        theirs = numpy_helper.to_array(init)
+        mine = first.get(init.name)
+        if mine is None or mine.shape != theirs.shape or mine.dtype != theirs.dtype:
+            raise ValueError(f"{tuned} and {base} are not exports of one graph (weight {init.name})")
+        if np.issubdtype(theirs.dtype, np.floating):
+            mixed = ((1.0 - weight) * mine + weight * theirs).astype(theirs.dtype)
+            model.graph.initializer[index].CopyFrom(numpy_helper.from_array(mixed, init.name))
+    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+    onnx.save(model, str(tmp))
+    os.replace(tmp, out)
 
 
 def sha256_file(path: Path) -> str:

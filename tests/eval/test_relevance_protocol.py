@@ -147,3 +147,48 @@ def test_the_alpha_used_on_a_left_out_set_is_chosen_on_the_other_sets_only() -> 
     assert chosen["x"] == ("model + arguments a0.8", 0.8)  # never its own best
     assert chosen["y"][1] == chosen["z"][1] == 0.5  # x's 0.9 at 0.5 outweighs the other's preference
     assert chosen_alphas({"folds": {"x": fold(0.9, 0.5, 0.5)}}) == {}  # needs two folds
+
+
+def _graph(path: Path, weight: list[float], steps: list[int], name: str = "w") -> Path:
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    inits = [
+        numpy_helper.from_array(np.asarray(weight, dtype=np.float32), name),
+        numpy_helper.from_array(np.asarray(steps, dtype=np.int64), "shape"),
+    ]
+    node = helper.make_node("Mul", ["x", name], ["y"])
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [len(weight)])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [len(weight)])],
+        inits,
+    )
+    onnx.save(helper.make_model(graph), str(path))
+    return path
+
+
+def test_weight_space_ensembling_moves_every_float_weight_towards_the_base_and_refuses_other_graphs(
+    tmp_path: Path,
+) -> None:
+    import onnx
+    from onnx import numpy_helper
+
+    from eval.relevance.train import interpolate_onnx
+
+    base = _graph(tmp_path / "base.onnx", [0.0, 2.0], [1, 2])
+    tuned = _graph(tmp_path / "tuned.onnx", [1.0, 4.0], [3, 4])
+    interpolate_onnx(base, tuned, tmp_path / "wise.onnx", 0.25)
+    mixed = {
+        i.name: numpy_helper.to_array(i).tolist()
+        for i in onnx.load(str(tmp_path / "wise.onnx")).graph.initializer
+    }
+    assert mixed["w"] == pytest.approx([0.25, 2.5])  # 0.75 * base + 0.25 * tuned
+    assert mixed["shape"] == [3, 4]  # integers are not weights: the tuned graph's, never averaged
+
+    other = _graph(tmp_path / "other.onnx", [1.0, 4.0], [1, 2], name="v")
+    with pytest.raises(ValueError, match="not exports of one graph"):
+        interpolate_onnx(base, other, tmp_path / "bad.onnx")
+    assert not (tmp_path / "bad.onnx").exists()
