@@ -5,7 +5,6 @@ plain request with two gold servers, a missing unanswerable kind)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import subprocess
@@ -19,6 +18,7 @@ import pytest
 
 from eval.quality.dataset import check_dataset_dir, dataset_folders, load_queries
 from tests.support.paths import BENCHMARKS, DATASETS, ROOT
+from tests.support.scripts import load_script
 
 DATASET = DATASETS / "personal-setups"
 SETUP_NAMES = [
@@ -32,11 +32,7 @@ SETUP_NAMES = [
 
 
 def _module(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"personal_setups_{name}", DATASET / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(DATASET / f"{name}.py", f"personal_setups_{name}")
 
 
 def _need_benchmarks() -> None:

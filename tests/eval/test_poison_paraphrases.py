@@ -3,7 +3,6 @@ on it and finds each kind of damage in a spoiled copy, and its build script make
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -14,16 +13,13 @@ from typing import Any
 import pytest
 
 from tests.support.paths import BENCHMARKS, DATASETS
+from tests.support.scripts import load_script
 
 DATASET = DATASETS / "poison-paraphrases"
 
 
 def _module(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"poison_paraphrases_{name}", DATASET / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(DATASET / f"{name}.py", f"poison_paraphrases_{name}")
 
 
 @pytest.fixture(scope="module")

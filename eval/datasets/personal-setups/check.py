@@ -19,6 +19,7 @@ per problem.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import re
 import sys
@@ -38,20 +39,26 @@ AMBIGUOUS_RANGE = (8, 12)
 MIN_CONCRETE_SHARE = 0.20
 COPY_RUN = 8  # words in a row shared with a tool description that count as copying it
 
-TIERS = {"plain": "activated", "unanswerable": "not_found", "ambiguous": "multiple_matches"}
 KINDS = {"everyday", "near-domain"}
 STYLES = {"terse", "chatty", "typo", "args"}
 KEYS = {"id", "query", "gold_servers", "gold_tools", "gold_tool_groups", "category", "expected_tier", "style"}
-CONCRETE = re.compile(r"\d|https?://|www\.|\S/\S|@|\"[^\"]+\"|“[^”]+”|(?:^|[\s(])'[^']+'(?=$|[\s.,;:!?)])")
 WORD = re.compile(r"[a-z0-9]+")
 
 
-def catalog_dirs(benchmarks: Path) -> dict[str, Path]:
-    return {
-        "msc_bench_dev": benchmarks / "msc_bench_dev",
-        "livemcpbench": benchmarks / "livemcpbench",
-        "gateway-demo": REPO / "eval" / "datasets" / "gateway-demo",
-    }
+def _build_module() -> Any:
+    """``build.py`` beside this script: where the catalogs live, what counts as a concrete argument and
+    the tier of each category are defined once, there."""
+    spec = importlib.util.spec_from_file_location("personal_setups_build", HERE / "build.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_BUILD = _build_module()
+TIERS: dict[str, str] = _BUILD.TIER
+CONCRETE: re.Pattern[str] = _BUILD.CONCRETE
+catalog_dirs = _BUILD.catalog_dirs
 
 
 def _load_catalogs(
@@ -59,10 +66,10 @@ def _load_catalogs(
 ) -> dict[str, tuple[dict[str, Any], dict[tuple[str, str], Any], Counter[str]]]:
     out = {}
     for source, folder in catalog_dirs(benchmarks).items():
-        servers = json.loads((folder / "servers.json").read_text(encoding="utf-8"))
-        tools = json.loads((folder / "tools.json").read_text(encoding="utf-8"))
+        servers, by_server = _BUILD.load_catalog(folder)
+        tools = [t for listed in by_server.values() for t in listed]
         out[source] = (
-            {s["name"]: s for s in servers},
+            servers,
             {(t["server"], t["name"]): t for t in tools},
             Counter(t["server"] for t in tools),
         )
