@@ -9,6 +9,7 @@ import typer
 
 from eval.cli.app import lab
 from routes.cli.base import EnricherChoice, cli_settings, echo_json, mapped_errors, progress
+from tool_selector.core.errors import InvalidInputError
 
 DATASETS_HELP = (
     "Dataset folders (servers.json, tools.json, queries.jsonl) or small-catalog roots (a folder of "
@@ -52,10 +53,13 @@ def eval_command(
 
 @lab.command()
 def calibrate(
-    datasets: Annotated[list[Path], typer.Argument(help=DATASETS_HELP + "; each weighs the same in the fit")],
+    datasets: Annotated[
+        list[str],
+        typer.Argument(help=DATASETS_HELP + ", or NAME=PATH (one NAME, one dataset); each weighs the same"),
+    ],
     out: Annotated[Path, typer.Option(help="Where to write the calibration JSON")],
     holdout: Annotated[
-        list[Path] | None,
+        list[str] | None,
         typer.Option(help="Datasets never fitted on, scored with the result (repeat the option)"),
     ] = None,
     version: Annotated[str, typer.Option(help="Version name stored in the file")] = "confidence-v2",
@@ -101,6 +105,47 @@ def calibrate(
         }
         evidence = write_calibration(calibration, fitted, held_out, out, provenance)
         echo_json({"calibration": str(out), "evidence": str(evidence), **calibration.provenance})
+
+
+@lab.command("calibrate-lodo")
+def calibrate_lodo_command(
+    datasets: Annotated[
+        list[str],
+        typer.Argument(help="Dataset folders or roots, as PATH or NAME=PATH (one NAME, one dataset)"),
+    ],
+    work: Annotated[Path, typer.Option(help="Where the resolved evidence and calibrate-lodo.md/json go")],
+    each: Annotated[
+        list[Path] | None,
+        typer.Option(help="A root whose every folder is a dataset of its own (the personal setups)"),
+    ] = None,
+    recipe: Annotated[
+        list[str] | None, typer.Option(help="Recipes to compare (default: all of calibrate_fit.RECIPES)")
+    ] = None,
+) -> None:
+    """Leave-one-dataset-out for the confidence: per dataset, fit both heads on the others and score it
+    (ECE, tiers of answerable, unanswerable and ambiguous requests, tier accuracy); print the table."""
+    import json
+
+    from eval.fitting.calibrate_fit import RECIPES
+    from eval.fitting.calibrate_lodo import collect, datasets_of, run_lodo, table
+
+    def say(line: str) -> None:
+        typer.echo(line, err=True)
+
+    with mapped_errors():
+        unknown = sorted(set(recipe or ()) - set(RECIPES))
+        if unknown:
+            raise InvalidInputError(
+                f"Unknown recipe {unknown[0]!r}.", hint=f"Choose among: {', '.join(sorted(RECIPES))}."
+            )
+        settings = cli_settings()
+        examples = collect(settings, datasets_of(datasets, each or ()), work, say=say)
+        chosen = [RECIPES[r] for r in recipe] if recipe else list(RECIPES.values())
+        results = run_lodo(examples, settings.thresholds, chosen, say=say)
+        text = table(results)
+        (work / "calibrate-lodo.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
+        (work / "calibrate-lodo.md").write_text(text + "\n", encoding="utf-8")
+        typer.echo(text)
 
 
 @lab.command("train-ranker")

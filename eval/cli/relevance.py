@@ -1,5 +1,5 @@
-"""``lab lodo``, ``lab train-relevance`` and ``lab cross-encoder``: judge and make the relevance model
-(needs the train extra)."""
+"""``lab lodo``, ``lab train-relevance``, ``lab cross-encoder`` and ``lab tool-text``: judge and make the
+relevance model (needs the train extra)."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ _Team = Annotated[
 _NoTeam = Annotated[bool, typer.Option("--no-team", help="Leave the team's setups out entirely")]
 _Only = Annotated[list[str] | None, typer.Option(help="Run only these folds (dataset names); repeatable")]
 _MaxSteps = Annotated[int | None, typer.Option(min=1, help="Cap training steps per fold (a quick look)")]
+_LodoWork = Annotated[Path, typer.Option(help="A `lab lodo` work folder (its folds and predictions read)")]
 
 
 def _say(line: str) -> None:
@@ -107,9 +108,7 @@ def train_relevance_command(
 @lab.command("cross-encoder")
 def cross_encoder_command(
     work: Annotated[Path, typer.Option(help="Where the fold cross-encoders and cross.json/cross.md go")],
-    lodo_work: Annotated[
-        Path, typer.Option(help="A `lab lodo` work folder: its predictions under --ranking are rescored")
-    ],
+    lodo_work: _LodoWork,
     ranking: Annotated[
         str, typer.Option(help="The `lab lodo` configuration whose predictions are rescored")
     ] = "model + arguments",
@@ -140,4 +139,44 @@ def cross_encoder_command(
         )
         text = table(results)
         (work / "cross.md").write_text(text + "\n", encoding="utf-8")
+        print(text)
+
+
+@lab.command("tool-text")
+def tool_text_command(
+    work: Annotated[Path, typer.Option(help="Where the fold models and tool-text.json/tool-text.md go")],
+    lodo_work: _LodoWork,
+    kind: Annotated[
+        list[str] | None,
+        typer.Option("--text", help="Tool texts to measure: plain, parameters, enriched (default: all)"),
+    ] = None,
+    shared: _Shared = _SHARED,
+    sets: _Sets = None,
+    team: _Team = None,
+    no_team: _NoTeam = False,
+    only: _Only = None,
+    max_steps: _MaxSteps = None,
+) -> None:
+    """Leave-one-dataset-out: per tool text (plain, with parameter names, with enrichment's action-entity
+    pairs too), train the relevance model without each dataset and score its dense channel on it; print
+    the table and the ship rule of each text against the plain one."""
+    from eval.relevance.data import TOOL_TEXTS
+    from eval.relevance.lodo import SHARED, team_dir_default
+    from eval.relevance.tooltext import run_tool_text, table
+
+    with mapped_errors():
+        results = run_tool_text(
+            cli_settings(),
+            shared,
+            None if no_team else (team or team_dir_default()),
+            work,
+            lodo_work=lodo_work,
+            kinds=kind or TOOL_TEXTS,
+            only=only or (),
+            sets=sets or SHARED,
+            max_steps=max_steps,
+            say=_say,
+        )
+        text = table(results)
+        (work / "tool-text.md").write_text(text + "\n", encoding="utf-8")
         print(text)

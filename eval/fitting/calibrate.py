@@ -35,8 +35,8 @@ from eval.fitting.calibrate_evidence import (
     collect_in_worker,
     reference_centroid,
 )
-from eval.fitting.calibrate_fit import BOOSTING, FOLDS, fit_heads
-from eval.quality.dataset import DatasetArg, check_dataset_dir, expand_datasets
+from eval.fitting.calibrate_fit import FOLDS, RECIPE, fit_heads
+from eval.quality.dataset import DatasetArg, check_dataset_dir, named_datasets
 from eval.quality.reliability import calibration_error
 from eval.quality.routing_shares import RoutedQuery, routing_shares
 from eval.quality.workspace import catalog_files_hash
@@ -110,10 +110,10 @@ def _fingerprints(args: Sequence[DatasetArg], limit_bytes: int) -> list[dict[str
 
 def calibrate(
     settings: Settings,
-    datasets: Sequence[Path],
+    datasets: Sequence[str | Path],
     *,
     version: str,
-    holdout: Sequence[Path] = (),
+    holdout: Sequence[str | Path] = (),
     embedder: Embedder | None = None,
     progress: Progress | None = None,
     folds: int = FOLDS,
@@ -121,7 +121,7 @@ def calibrate(
 ) -> tuple[Calibration, list[Example], list[Example]]:
     """Fit on ``datasets``; score the fit's cross-validation and the ``holdout`` sets. ``jobs`` > 1
     resolves the catalogs in that many worker processes (each loads its own model; no progress)."""
-    fit_args, holdout_args = expand_datasets(datasets), expand_datasets(holdout)
+    fit_args, holdout_args = named_datasets(datasets), named_datasets(holdout)
     fitted = {f.resolve() for a in fit_args for f in a.folders}
     both = sorted(str(f) for a in holdout_args for f in a.folders if f.resolve() in fitted)
     if both:
@@ -165,9 +165,19 @@ def calibrate(
     calibration = fit.calibration
     calibration.provenance = {
         "fitted_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "learner": {"boosting": BOOSTING, "isotonic": "out-of-fold", "folds": folds, "grouped_by": "catalog"},
-        "weighting": "every dataset argument weighs the same; answerable and unanswerable halves of a "
-        "dataset that has both weigh the same",
+        "fit": {
+            "recipe": RECIPE.name,
+            "features": list(RECIPE.features),
+            "learner": RECIPE.learner,
+            "monotone": list(RECIPE.monotone),
+            "boosting": RECIPE.boosting,
+            "weighting": RECIPE.weighting,
+            "isotonic": "out-of-fold",
+            "folds": folds,
+            "grouped_by": "catalog",
+        },
+        "weighting": "every dataset argument weighs the same; within one that has both answerable and "
+        f"unanswerable requests, the unanswerable ones weigh {RECIPE.weighting} of it",
         "reference": f"mean vector of the {reference_tools} distinct tools of the fit catalogs",
         "fit_datasets": _fingerprints(fit_args, settings.max_file_bytes),
         "holdout_datasets": _fingerprints(holdout_args, settings.max_file_bytes),

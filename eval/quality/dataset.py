@@ -151,6 +151,21 @@ def expand_datasets(paths: Iterable[Path]) -> list[DatasetArg]:
     return args
 
 
+def named_datasets(arguments: Iterable[str | Path]) -> list[DatasetArg]:
+    """``NAME=PATH`` or ``PATH`` arguments as DatasetArgs: arguments of one NAME form one dataset (a
+    family: msc's 10-server cuts and its full catalog); a bare PATH is named by its folder as in
+    :func:`expand_datasets`."""
+    grouped: dict[str, list[Path]] = {}
+    bare: list[Path] = []
+    for argument in arguments:
+        name, _, path = str(argument).rpartition("=")
+        if name:
+            grouped.setdefault(name, []).extend(dataset_folders(Path(path)))
+        else:
+            bare.append(Path(path))
+    return [DatasetArg(name, tuple(folders)) for name, folders in grouped.items()] + expand_datasets(bare)
+
+
 def catalog_size(paths: DatasetPaths, *, limit_bytes: int = DEFAULT_MAX_FILE_BYTES) -> int:
     """How many servers a dataset's catalog has (read from servers.json, at most ``limit_bytes``)."""
     try:

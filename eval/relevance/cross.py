@@ -38,7 +38,6 @@ from eval.relevance.lodo import SHARED, Scored, _hash, predictions_file, scored_
 from tool_selector.config.settings import Settings
 from tool_selector.core.arguments import extract
 from tool_selector.core.errors import InvalidInputError
-from tool_selector.core.names import split_tool_id
 from tool_selector.embedding.embedders import MiniLMEmbedder
 
 logger = logging.getLogger(__name__)
@@ -203,15 +202,6 @@ def train_cross(
     )
 
 
-def _servers(tools: Sequence[str]) -> list[str]:
-    out: list[str] = []
-    for tool_id in tools:
-        server = split_tool_id(tool_id)[0]
-        if server not in out:
-            out.append(server)
-    return out
-
-
 def _fuse(first: Sequence[str], second: Sequence[str]) -> list[str]:
     score = {t: 1 / (FUSION_K + first.index(t) + 1) + 1 / (FUSION_K + second.index(t) + 1) for t in first}
     return sorted(first, key=lambda t: (-score[t], first.index(t)))
@@ -249,8 +239,8 @@ def rescore(cross: CrossEncoder, scored: Scored, predictions: Path) -> dict[str,
             groups = query.gold_tool_groups
             sums[row]["tool_recall_at_1"].append(tool_recall_at_k(groups, order, 1))
             sums[row]["tool_recall_at_5"].append(tool_recall_at_k(groups, order, 5))
-            sums[row]["server_recall_at_1"].append(server_recall_at_k(groups, _servers(order), 1))
-            sums[row]["server_recall_at_3"].append(server_recall_at_k(groups, _servers(order), 3))
+            sums[row]["server_recall_at_1"].append(server_recall_at_k(groups, data.servers_of(order), 1))
+            sums[row]["server_recall_at_3"].append(server_recall_at_k(groups, data.servers_of(order), 3))
     return {
         row: {f: round(float(np.mean(v)), 4) if v else 0.0 for f, v in figs.items()}
         for row, figs in sums.items()

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from eval.fitting.calibrate import tier_figures
 from eval.fitting.calibrate_evidence import Example
-from eval.fitting.calibrate_fit import dataset_weights, fit_heads, grouped_folds
+from eval.fitting.calibrate_fit import RECIPES, Recipe, dataset_weights, fit_heads, grouped_folds
 from routes.cli import app
 from tool_selector.config.settings import TierThresholds
 from tool_selector.core.errors import CalibrationError
@@ -37,7 +37,7 @@ def _example(dataset: str, catalog: int, i: int, *, signal: float, correct: bool
         answerable=answerable,
         correct=correct,
         top3=more.pop("top3", correct),
-        evidence={"top_cosine": signal, **more},
+        evidence={"top_cosine": signal, "cosine_margin": signal, **more},
     )
 
 
@@ -85,13 +85,27 @@ def test_every_dataset_weighs_the_same_and_so_do_its_answerable_and_unanswerable
     assert weight.mean() == pytest.approx(1.0)
 
 
-def test_both_heads_are_fitted_and_their_out_of_fold_probabilities_are_calibrated() -> None:
+def test_natural_weighting_lets_a_dataset_keep_its_own_share_of_unanswerable_requests() -> None:
     examples = _synthetic()
-    fit = fit_heads(examples, version="t", reference=np.zeros(384), folds=5)
+    weight = dataset_weights(examples, "natural")
+
+    def total(**where: Any) -> float:
+        return float(weight[[all(getattr(e, k) == v for k, v in where.items()) for e in examples]].sum())
+
+    assert total(dataset="big") == pytest.approx(total(dataset="small"))
+    big = [e for e in examples if e.dataset == "big"]
+    share = sum(not e.answerable for e in big) / len(big)
+    assert total(dataset="big", answerable=False) / total(dataset="big") == pytest.approx(share)
+
+
+@pytest.mark.parametrize("recipe", list(RECIPES.values()), ids=list(RECIPES))
+def test_both_heads_are_fitted_and_their_out_of_fold_probabilities_are_calibrated(recipe: Recipe) -> None:
+    examples = _synthetic()
+    fit = fit_heads(examples, version="t", reference=np.zeros(384), folds=5, recipe=recipe)
     calibration = fit.calibration
-    assert calibration.features == list(FEATURES)
-    low = calibration.probabilities({"top_cosine": 0.1})
-    high = calibration.probabilities({"top_cosine": 0.9})
+    assert calibration.features == list(recipe.features)
+    low = calibration.probabilities({"top_cosine": 0.1, "cosine_margin": 0.1})
+    high = calibration.probabilities({"top_cosine": 0.9, "cosine_margin": 0.9})
     assert low[0] < 0.2
     assert high[0] > 0.8
     oof = fit.out_of_fold["top"]
@@ -269,3 +283,33 @@ def test_calibrate_refuses_a_hold_out_that_is_also_fitted_on_and_too_few_catalog
     assert "needs at least 5" in few.stderr
     assert "lower --folds" in few.stderr
     assert not out.exists()
+
+
+@pytest.mark.usefixtures("real_model")  # the CLI loads it
+def test_calibrate_lodo_scores_each_dataset_with_a_fit_on_the_others_and_reuses_its_evidence(
+    tmp_path: Path, cache_dir: Path
+) -> None:
+    fours = _small_root(tmp_path / "fours", [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]])
+    sixes = _small_root(tmp_path / "sixes", [[0, 1, 2, 3, 4, 5], [6, 7, 8, 9, 10, 11], [1, 3, 5, 7, 9, 11]])
+    others = _small_root(tmp_path / "others", [[2, 5, 8, 10], [1, 6, 9, 11], [0, 3, 7, 11]])
+    setups = _small_root(tmp_path / "setups", [[0, 2, 4, 6], [1, 3, 5, 7]])
+    work = tmp_path / "work"
+    command = [
+        "lab", "calibrate-lodo", f"family={fours}", f"family={sixes}", str(others),
+        "--each", str(setups), "--work", str(work), "--recipe", "few, logistic",
+    ]  # fmt: skip
+    env = {"TOOL_SELECTOR_CACHE_DIR": str(cache_dir)}
+    first = CliRunner().invoke(app, command, env=env)
+    assert first.exit_code == 0, first.output
+    assert "resolving" in first.stderr
+    results = json.loads((work / "calibrate-lodo.json").read_text("utf-8"))
+    assert set(results) == {"family", "others", "setups/k4-00", "setups/k4-01"}
+    assert results["family"]["few, logistic"]["requests"] == 6 * 12
+    assert 0.0 <= results["others"]["few, logistic"]["ece"] <= 1.0
+    assert "| mean over left-out datasets |" in first.stdout
+    again = CliRunner().invoke(app, command, env=env)
+    assert again.exit_code == 0
+    assert "resolving" not in again.stderr  # the evidence is read back, not resolved again
+    unknown = CliRunner().invoke(app, [*command[:-1], "trees of all kinds"], env=env)
+    assert unknown.exit_code == 2
+    assert "few, logistic" in unknown.stderr

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from tool_selector.core.arguments import extract
 from tool_selector.core.models import MatchType, PowerCandidate, SearchHit, ToolDocument
 from tool_selector.resolve.evidence import FEATURES, CatalogTerms, evidence_of
 
@@ -151,3 +152,24 @@ def test_no_hits_give_only_the_query_and_catalog_sizes() -> None:
         "catalog_servers_log": pytest.approx(math.log1p(2)),
         "catalog_tools_log": pytest.approx(math.log1p(4)),
     }
+
+
+def test_argument_fit_is_the_share_of_the_requests_arguments_the_top_tool_takes() -> None:
+    fetch = _doc("Fetch", "fetch", "Fetch a web page", argument_kinds=["url"])
+    clock = _doc("Clock", "now", "The current time", argument_kinds=["timezone"])
+    terms = CatalogTerms.from_documents([fetch, clock])
+    hits = [_hit("Fetch::fetch", 1.0, 0.7), _hit("Clock::now", 0.4, 0.3)]
+    powers = [_power("Fetch", 1.0), _power("Clock", 0.4)]
+    url = extract("grab https://example.org/pricing").arguments
+    assert evidence_of("grab", hits, powers, terms, arguments=url)["argument_fit"] == 1.0
+    zone = extract("the time in Europe/Paris").arguments
+    assert evidence_of("the time in", hits, powers, terms, arguments=zone)["argument_fit"] == 0.0
+    assert evidence_of("grab", hits, powers, terms)["argument_fit"] == 0.0  # no argument said
+
+
+def test_capability_fit_is_the_top_tools_cosine_over_its_server_documents() -> None:
+    hits = [_hit("Weather Station::get_forecast", 1.0, 0.62), _hit("Clock::now", 0.5, 0.3)]
+    server = [_hit("Weather Station::*", 1.0, 0.7), _hit("Clock::*", 0.4, 0.2)]  # the servers' own documents
+    evidence = evidence_of("forecast", hits, POWERS, TERMS, server_hits=server)
+    assert evidence["tool_over_server"] == pytest.approx(0.62 - 0.7)  # the domain fits better than any tool
+    assert evidence_of("forecast", hits, POWERS, TERMS)["tool_over_server"] == 0.0  # no server document hit

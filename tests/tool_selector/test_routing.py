@@ -63,12 +63,12 @@ def _resolution(confidence: float, names: list[str] | None = None, top3: float |
         (0.0, 0.7, "multiple_matches"),
         (0.6999, 0.0, "weak_matches"),  # P(top three) read as 0.6999: below the line
         (0.7, 0.0, "multiple_matches"),
-        # weak_matches: something may fit (P(top three) >= 0.1), nothing clearly
+        # weak_matches: something may fit (P(top three) >= 0.2), nothing clearly
         (0.2, 0.6999, "weak_matches"),
-        (0.0, 0.1, "weak_matches"),
-        (0.1, 0.0, "weak_matches"),  # P(top) alone is enough to leave not_found
-        # not_found: at least 90 % sure that nothing configured fits
-        (0.0999, 0.0999, "not_found"),
+        (0.0, 0.2, "weak_matches"),
+        (0.2, 0.0, "weak_matches"),  # P(top) alone is enough to leave not_found
+        # not_found: at least 80 % sure that nothing configured fits
+        (0.1999, 0.1999, "not_found"),
         (0.0, 0.0, "not_found"),
     ],
 )
@@ -78,7 +78,7 @@ def test_each_tier_starts_at_its_line_on_its_probability(top: float, top3: float
 
 
 def test_the_default_lines_are_the_stated_meanings() -> None:
-    assert Settings().thresholds == TierThresholds(activated=0.85, multiple_matches=0.7, weak_matches=0.1)
+    assert Settings().thresholds == TierThresholds(activated=0.85, multiple_matches=0.7, weak_matches=0.2)
 
 
 @pytest.mark.parametrize(
@@ -145,8 +145,11 @@ def test_multiple_matches_lists_the_top_three_and_points_to_activate_power() -> 
     assert first.keywords == ["alpha-keyword"]
     assert first.score == 1.0
     assert first.tools == [f"tool_{i}" for i in range(5)]  # names, not ids; five at most
-    assert "activate_power" in decision.message
-    assert "one of these 3 (93% sure)" in decision.message
+    assert 'activate_power("Alpha")' in decision.message
+    assert "(93% sure it is one of them)" in decision.message
+    # each candidate is named with what it is for
+    for name in ("Alpha", "Bravo", "Charlie"):
+        assert f"'{name}' (Original description of {name})" in decision.message
     assert decision.confidence == 0.6  # the confidence is always P(the top power is right)
     assert decision.power is None
     assert decision.tools is None
@@ -158,7 +161,8 @@ def test_weak_matches_lists_the_top_five_and_asks_to_clarify() -> None:
     assert decision.matches is not None
     assert [m.power for m in decision.matches] == ["Alpha", "Bravo", "Charlie", "Delta", "Echo"]
     assert [m.score for m in decision.matches] == [1.0, 0.9, 0.8, 0.7, 0.6]
-    assert "clarify" in decision.message
+    assert "Ask the user what exactly they want done" in decision.message
+    assert 'activate_power("Alpha")' in decision.message  # the closest, should the user mean it
 
 
 def test_not_found_lists_the_available_powers() -> None:
@@ -179,8 +183,7 @@ def test_not_found_caps_the_list_at_twenty_and_says_how_many_are_configured() ->
     assert decision.available_powers is not None
     assert MAX_AVAILABLE_POWERS == 20
     assert [p.power for p in decision.available_powers] == [f"Power {i:02d}" for i in range(20)]
-    assert "25 powers are configured" in decision.message
-    assert "20 are listed" in decision.message
+    assert "(25 powers; the first 20 are listed)" in decision.message
 
 
 def test_a_resolution_without_powers_is_not_found_whatever_its_confidence() -> None:
@@ -198,3 +201,59 @@ def test_a_resolution_naming_only_powers_unknown_to_the_directory_is_not_found(c
     assert decision.status == "not_found"
     assert decision.available_powers is not None
     assert [p.power for p in decision.available_powers] == sorted(POWERS)
+
+
+# --------------------------------------------------------------------------- messages: candidates, next call
+
+
+def _with_tools(name: str, tools: list[str], description: str = "") -> PowerInfo:
+    return PowerInfo(
+        name=name, description=description, tools=[ToolSummary(name=t, description=t) for t in tools]
+    )
+
+
+def test_the_activated_message_names_the_power_and_its_tools() -> None:
+    decision = route(_resolution(0.9, ["Charlie"]), POWERS, DEFAULTS)
+    assert (
+        decision.message
+        == "Activated 'Charlie' (90% sure): call the one of its tools (tool_0, tool_1) that does the request."
+    )
+
+
+def test_two_powers_that_both_fit_are_told_apart_by_the_tools_only_one_has() -> None:
+    powers = {
+        "gcal": _with_tools(
+            "gcal", ["list_events", "create_event", "find_free_slot"], "Google Calendar events"
+        ),
+        "outlook": _with_tools(
+            "outlook", ["list_events", "create_event", "send_mail"], "Outlook mail and calendar"
+        ),
+    }
+    decision = route(_resolution(0.5, ["gcal", "outlook"], top3=0.95), powers, DEFAULTS)
+    assert decision.status == "multiple_matches"
+    assert "'gcal' (Google Calendar events) or 'outlook' (Outlook mail and calendar)" in decision.message
+    assert "Only 'gcal' has find_free_slot; only 'outlook' has send_mail." in decision.message
+    assert "Ask the user which one they mean" in decision.message
+
+
+def test_a_weak_match_whose_words_meet_but_whose_tools_do_not_do_the_action_says_so() -> None:
+    powers = {"redis": _with_tools("redis", ["get_key", "set_key"], "Redis key-value store")}
+    gap = _resolution(0.2, ["redis"]).model_copy(
+        update={"features": {"power_coverage": 0.6, "action_match": 0.0}}
+    )
+    decision = route(gap, powers, DEFAULTS)
+    assert decision.status == "weak_matches"
+    assert decision.message.startswith(
+        "'redis' (Redis key-value store) shares words with the request, "
+        "but none of its tools is said to do what it asks."
+    )
+    fits = gap.model_copy(update={"features": {"power_coverage": 0.6, "action_match": 1.0}})
+    assert route(fits, powers, DEFAULTS).message.startswith(
+        "The closest is 'redis' (Redis key-value store), and it only partly fits."
+    )
+
+
+def test_a_power_without_a_description_is_described_by_its_first_tools() -> None:
+    powers = {"bare": _with_tools("bare", ["a_tool", "b_tool", "c_tool", "d_tool"])}
+    decision = route(_resolution(0.2, ["bare"]), powers, DEFAULTS)
+    assert "'bare' (tools a_tool, b_tool, c_tool)" in decision.message

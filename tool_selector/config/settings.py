@@ -78,7 +78,12 @@ class TierThresholds(BaseModel):
     multiple_matches: float = Field(
         default=0.7, description="P(a right power in the top three) for multiple_matches"
     )
-    weak_matches: float = Field(default=0.1, description="P(a right power in the top three) for weak_matches")
+    weak_matches: float = Field(
+        default=0.2,
+        description="P(a right power in the top three) for weak_matches; below it, not_found "
+        "(0.2: the highest line that sends at most 2 % of answerable requests to not_found, judged "
+        "leave-one-dataset-out; docs/measurements.md)",
+    )
 
     @model_validator(mode="after")
     def _ordered(self) -> TierThresholds:

@@ -108,10 +108,24 @@ def _tags(server: ServerRecord) -> list[str]:
     return [split_identifiers(t) for t in server_tags(server)]
 
 
-def tool_vector_text(name: str, server: str, description: str) -> str:
+def tool_vector_text(
+    name: str,
+    server: str,
+    description: str,
+    *,
+    parameters: Sequence[str] = (),
+    actions: Sequence[str] = (),
+) -> str:
     """What the vector of a tool stands for: its name, its server's name and its own description. The
-    relevance model was trained on exactly this text (eval/relevance/data.py)."""
-    return f"{split_identifiers(name)} ({server}): {description}"[:MAX_FIELD_CHARS]
+    relevance model was trained on exactly this text (eval/relevance/data.py). ``parameters`` (its
+    parameter names) and ``actions`` (enrichment's action-entity pairs) are the longer texts measured
+    by ``tool-selector lab tool-text`` and not shipped (docs/measurements.md)."""
+    text = f"{split_identifiers(name)} ({server}): {description}"
+    if parameters:
+        text += f" Parameters: {', '.join(parameters)}."
+    if actions:
+        text += f" Does: {'; '.join(actions)}."
+    return text[:MAX_FIELD_CHARS]
 
 
 def embedding_text(tool: ToolRecord, server: ServerRecord) -> str:

@@ -130,6 +130,45 @@ class TreeEnsemble(BaseModel):
         return {f for t in self.trees for f in t.feature if f >= 0}
 
 
+class Logistic(BaseModel):
+    """A logistic regression on standardised features: p = sigmoid(intercept + sum_i w_i (x_i - mean_i)
+    / scale_i). Few features and one direction each: what carries over to catalogs the fit never saw."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["logistic"] = "logistic"
+    intercept: float
+    coefficients: list[float]
+    mean: list[float]
+    scale: list[float]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Logistic:
+        n = len(self.coefficients)
+        if n == 0 or len(self.mean) != n or len(self.scale) != n or any(v <= 0 for v in self.scale):
+            raise ValueError("a logistic head needs as many means and positive scales as coefficients")
+        return self
+
+    @cached_property
+    def _arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return (
+            np.asarray(self.coefficients, dtype=np.float64),
+            np.asarray(self.mean, dtype=np.float64),
+            np.asarray(self.scale, dtype=np.float64),
+        )
+
+    def raw(self, x: np.ndarray) -> float:
+        w, mean, scale = self._arrays
+        return self.intercept + float(w @ ((x[: len(w)] - mean) / scale))
+
+    def probability(self, x: np.ndarray) -> float:
+        z = max(min(self.raw(x), 40.0), -40.0)
+        return 1.0 / (1.0 + math.exp(-z))
+
+    def features_used(self) -> set[int]:
+        return {i for i, w in enumerate(self.coefficients) if w != 0}
+
+
 class Isotonic(BaseModel):
     """A non-decreasing map from a raw probability to a calibrated one, linear between its points
     and flat beyond them (scikit-learn's IsotonicRegression with out_of_bounds='clip')."""
@@ -152,9 +191,10 @@ class Isotonic(BaseModel):
 
 
 class Head(BaseModel):
-    """One fitted probability: the ensemble's output through its isotonic map."""
+    """One fitted probability: the model's output (trees, or a logistic regression) through its isotonic
+    map."""
 
-    ensemble: TreeEnsemble
+    ensemble: TreeEnsemble | Logistic
     isotonic: Isotonic
 
     def probability(self, x: np.ndarray) -> float:
@@ -193,7 +233,9 @@ class Calibration(BaseModel):
     def check(self, where: str) -> None:
         unknown = set(self.features) - set(FEATURES)
         used = self.top.ensemble.features_used() | self.top3.ensemble.features_used()
-        if unknown or (used and max(used) >= len(self.features)):
+        heads = (self.top.ensemble, self.top3.ensemble)
+        sizes = {len(h.coefficients) for h in heads if isinstance(h, Logistic)} - {len(self.features)}
+        if unknown or (used and max(used) >= len(self.features)) or sizes:
             raise CalibrationError(
                 f"The confidence calibration {where} does not fit this version of tool-selector "
                 f"(features it reads that this version does not compute: {sorted(unknown) or 'none'}; "

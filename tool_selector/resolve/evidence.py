@@ -14,6 +14,11 @@ features, by family:
   and its original fields only), in the top power, in the runner-up power and anywhere in the catalog;
   how much of the top tool's and top power's names the query says; the best action-entity pair of the
   top tool matched by the query's words;
+- capability: how much more the request is like the top power's best tool than like the power's own
+  server document (what the server is about): a request for something the server's domain covers but
+  none of its tools does matches the server as well as, or better than, any tool;
+- arguments: the share of the request's specific arguments (a URL, a path, a time zone...) that the top
+  tool's parameters take (``tool_selector/core/arguments.py``), 0 when it has none;
 - size: the query's length, the catalog's servers and tools, capped at 100 servers and 500 tools.
   Above that the labelled data has almost no request that nothing answers (the big public catalogs
   list a tool for every request), so trees reading bigger sizes learned that big catalogs answer
@@ -30,6 +35,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from tool_selector.core.arguments import Argument, fits
 from tool_selector.core.models import PowerCandidate, SearchHit, ToolDocument
 from tool_selector.core.names import server_of
 from tool_selector.resolve.wordmatrix import Shards, WordMatrix, collection_held, extended, word_counts
@@ -59,6 +65,8 @@ FEATURES: tuple[str, ...] = (
     "tool_name_overlap",
     "server_name_overlap",
     "action_match",
+    "argument_fit",
+    "tool_over_server",
     "query_terms_log",
     "catalog_servers_log",
     "catalog_tools_log",
@@ -337,8 +345,12 @@ def evidence_of(
     *,
     query_vector: np.ndarray | None = None,
     reference: np.ndarray | None = None,
+    arguments: Sequence[Argument] = (),
+    server_hits: Sequence[SearchHit] = (),
 ) -> dict[str, float]:
-    """The confidence features of one resolution (see the module docstring); always every feature."""
+    """The confidence features of one resolution (see the module docstring); always every feature.
+    ``arguments``: the specific arguments taken out of the request; ``server_hits``: the server
+    documents' hits."""
     words = set(tokenize(query))
     out = dict.fromkeys(FEATURES, 0.0)
     out["query_terms_log"] = math.log1p(len(words))
@@ -391,4 +403,23 @@ def evidence_of(
     out["tool_name_overlap"] = _share_said(terms.tool_name_words.get(tool, frozenset()), words)
     out["server_name_overlap"] = _share_said(terms.power_name_words.get(top, frozenset()), words)
     out["action_match"] = action_match(terms.tool_actions.get(tool, ()), words)
+    out.update(_fit(out["top_power_cosine"], tool, top, terms, arguments, server_hits))
     return out
+
+
+def _fit(
+    cosine: float,
+    tool: str,
+    top: str,
+    terms: CatalogTerms,
+    arguments: Sequence[Argument],
+    server_hits: Sequence[SearchHit],
+) -> dict[str, float]:
+    """Capability and argument fit of the top tool: its cosine over its server document's, and the share
+    of the request's specific arguments its parameters take."""
+    server_cosine = next((h.vector_score for h in server_hits if h.server == top), None)
+    kinds = terms.tool_kinds.get(tool) or frozenset()
+    return {
+        "tool_over_server": cosine - server_cosine if server_cosine is not None else 0.0,
+        "argument_fit": fits(arguments, kinds),  # type: ignore[arg-type]
+    }

@@ -301,6 +301,8 @@ class Resolver:
             terms,
             query_vector=ranking.vector,
             reference=self.calibration.reference_vector,
+            arguments=ranking.arguments,
+            server_hits=ranking.candidates.server_hits if ranking.candidates is not None else (),
         )
         evidence = {k: round(v, 4) for k, v in evidence.items()}  # what the fit saw, to the same digits
         if not ranking.hits:

@@ -7,10 +7,14 @@ p1 >= activated (0.85)                    activated         the top power is rig
                                                             >= 0.85: its tools, match type
 otherwise p3 >= multiple_matches (0.7)    multiple_matches  the right power is very likely among the
                                                             top 3, not clearly first: call activate_power
-otherwise p3 >= weak_matches (0.1)        weak_matches      something may fit, nothing clearly: top 5;
-                                                            ask the user to clarify
-otherwise                                 not_found         at least 90 % sure nothing configured fits:
+otherwise p3 >= weak_matches (0.2)        weak_matches      some candidate fits in part, nothing clearly:
+                                                            top 5, and which part fits (e.g. the words
+                                                            meet but no tool does the action asked)
+otherwise                                 not_found         at least 80 % sure nothing configured fits:
                                                             the available powers
+
+Every message names the candidates and the next call (``activate_power("...")`` or what to ask the user)
+in one or two sentences; multiple_matches says how the first two differ (the tools only one has).
 """
 
 from __future__ import annotations
@@ -57,8 +61,33 @@ def _summary(info: PowerInfo, score: float | None, tools: list[str]) -> PowerSum
     )
 
 
+def _does(info: PowerInfo, limit: int = 3) -> str:
+    """What a power is for, in a few words: its description's opening, or its first tools' names."""
+    text = info.description.strip().split(". ")[0].strip().rstrip(".")
+    if not text:
+        text = "tools " + ", ".join(t.name for t in info.tools[:limit])
+    return text if len(text) <= 60 else text[:57].rstrip() + "..."
+
+
+def _difference(first: PowerInfo, second: PowerInfo) -> str:
+    """How two powers differ, by the tools only one of them has (at most two names each)."""
+    mine = [t.name for t in first.tools if t.name not in {u.name for u in second.tools}][:2]
+    theirs = [t.name for t in second.tools if t.name not in {u.name for u in first.tools}][:2]
+    if not mine or not theirs:
+        return ""
+    return f" Only '{first.name}' has {', '.join(mine)}; only '{second.name}' has {', '.join(theirs)}."
+
+
+def _capability_gap(resolution: Resolution) -> bool:
+    """The top power's words meet the request but none of its tools is said to do what it asks: the
+    request's verb and object are not an action of the top tool (capability fit)."""
+    features = resolution.features
+    return features.get("power_coverage", 0.0) > 0 and features.get("action_match", 0.0) < 0.5
+
+
 def route(resolution: Resolution, powers: Mapping[str, PowerInfo], thresholds: TierThresholds) -> Decision:
-    """The decision for a resolution; ``powers`` describes every configured power by name."""
+    """The decision for a resolution; ``powers`` describes every configured power by name. Each message
+    names the candidates and the next call in one or two sentences (a model reads it)."""
     ranked = [(p, powers[p.name]) for p in resolution.powers if p.name in powers]
     # a top power the directory no longer knows means a stale index: never promote the runner-up
     top_known = bool(resolution.powers) and resolution.powers[0].name in powers
@@ -67,37 +96,50 @@ def route(resolution: Resolution, powers: Mapping[str, PowerInfo], thresholds: T
         tier = "multiple_matches"
     if tier == "activated":
         top, info = ranked[0]
+        names = ", ".join(t.name for t in info.tools[:4]) + (", ..." if len(info.tools) > 4 else "")
         return Decision(
             status="activated",
             power=info.name,
             match_type=top.match_type,
             tools=info.tools,
             message=(
-                f"Activated '{info.name}' ({resolution.confidence:.0%} sure). "
-                "Its tools are listed; call one of them."
+                f"Activated '{info.name}' ({resolution.confidence:.0%} sure): call the one of its tools "
+                f"({names}) that does the request."
             ),
             confidence=resolution.confidence,
             query=resolution.query,
         )
     if tier == "multiple_matches":
+        shown = ranked[:3]
+        named = " or ".join(f"'{info.name}' ({_does(info)})" for _, info in shown)
+        difference = _difference(shown[0][1], shown[1][1]) if len(shown) > 1 else ""
         return Decision(
             status="multiple_matches",
-            matches=[_summary(info, p.score, p.tools) for p, info in ranked[:3]],
+            matches=[_summary(info, p.score, p.tools) for p, info in shown],
             message=(
-                f"The right power is very likely one of these {min(len(ranked), 3)} "
-                f"({max(resolution.top3_confidence, resolution.confidence):.0%} sure), but not clearly "
-                "the first. Pick the one that fits and call activate_power(name) with its name."
+                f"More than one power fits ({max(resolution.top3_confidence, resolution.confidence):.0%} "
+                f"sure it is one of them): {named}.{difference} Ask the user which one they mean unless "
+                f'the request says, then call activate_power("{shown[0][1].name}") or the other name.'
             ),
             confidence=resolution.confidence,
             query=resolution.query,
         )
     if tier == "weak_matches":
+        shown = ranked[:5]
+        top_info = shown[0][1]
+        part = (
+            f"'{top_info.name}' ({_does(top_info)}) shares words with the request, but none of its tools "
+            "is said to do what it asks"
+            if _capability_gap(resolution)
+            else f"The closest is '{top_info.name}' ({_does(top_info)}), and it only partly fits"
+        )
         return Decision(
             status="weak_matches",
-            matches=[_summary(info, p.score, p.tools) for p, info in ranked[:5]],
+            matches=[_summary(info, p.score, p.tools) for p, info in shown],
             message=(
-                "Only weak matches. Ask the user to clarify what they want to do, or rephrase the "
-                "request with the action and the thing it acts on, then call resolve_intent again."
+                f"{part}. Ask the user what exactly they want done (or whether '{top_info.name}' is "
+                f'meant: then call activate_power("{top_info.name}")), and call resolve_intent again '
+                "with the action and the thing it acts on."
             ),
             confidence=resolution.confidence,
             query=resolution.query,
@@ -108,9 +150,9 @@ def route(resolution: Resolution, powers: Mapping[str, PowerInfo], thresholds: T
         status="not_found",
         available_powers=[_summary(info, None, []) for info in listed],
         message=(
-            "No configured power fits this request. "
-            + (f"{len(powers)} powers are configured; {len(listed)} are listed. " if more > 0 else "")
-            + "Tell the user it cannot be done with the configured tools, or rephrase and try again."
+            "No configured power does this: tell the user it cannot be done with the tools set up here"
+            + (f" ({len(powers)} powers; the first {len(listed)} are listed)" if more > 0 else " (listed)")
+            + ". Call resolve_intent again only if the user meant something else."
         ),
         confidence=resolution.confidence,
         query=resolution.query,
