@@ -26,6 +26,7 @@ from eval.quality.dataset import check_dataset_dir, load_queries
 from eval.quality.ranking import server_recall_at_k, tool_recall_at_k
 from eval.relevance import data
 from eval.relevance import train as trainer
+from eval.relevance.cross import FIGURES, SHORT
 from eval.relevance.lodo import (
     SHARED,
     Scored,
@@ -39,14 +40,6 @@ from eval.relevance.lodo import (
 from tool_selector.config.settings import Settings
 from tool_selector.core.arguments import extract
 from tool_selector.embedding.embedders import Embedder, MiniLMEmbedder, OnnxFileEmbedder
-
-FIGURES = ("tool_recall_at_1", "tool_recall_at_5", "server_recall_at_1", "server_recall_at_3")
-SHORT = {
-    "tool_recall_at_1": "tool R@1",
-    "tool_recall_at_5": "tool R@5",
-    "server_recall_at_1": "srv R@1",
-    "server_recall_at_3": "srv R@3",
-}
 
 
 def dense_figures(embedder: Embedder, scored: Scored, kind: str) -> dict[str, float]:
