@@ -17,7 +17,15 @@ from typer.testing import CliRunner
 
 from eval.fitting.calibrate import tier_figures
 from eval.fitting.calibrate_evidence import Example
-from eval.fitting.calibrate_fit import RECIPES, Recipe, dataset_weights, fit_heads, grouped_folds
+from eval.fitting.calibrate_fit import (
+    RECIPES,
+    Recipe,
+    SignedLogistic,
+    dataset_weights,
+    export_model,
+    fit_heads,
+    grouped_folds,
+)
 from routes.cli import app
 from tool_selector.config.settings import TierThresholds
 from tool_selector.core.errors import CalibrationError
@@ -313,3 +321,17 @@ def test_calibrate_lodo_scores_each_dataset_with_a_fit_on_the_others_and_reuses_
     unknown = CliRunner().invoke(app, [*command[:-1], "trees of all kinds"], env=env)
     assert unknown.exit_code == 2
     assert "few, logistic" in unknown.stderr
+
+
+def test_a_signed_logistic_keeps_each_coefficient_to_the_direction_its_feature_means() -> None:
+    rng = np.random.default_rng(0)
+    x = rng.random((400, 2))
+    y = (x[:, 0] - 0.8 * x[:, 1] + rng.normal(0, 0.1, 400) > 0.1).astype(int)  # the second feature lowers it
+    weight = np.ones(400)
+    free = SignedLogistic((0, 0)).fit(x, y, weight)
+    assert free.coefficients[0] > 0 > free.coefficients[1]
+    held = SignedLogistic((1, 1)).fit(x, y, weight)  # both may only raise the probability
+    assert held.coefficients[0] > 0 and held.coefficients[1] == 0.0
+    assert held.predict_proba(x).shape == (400, 2)
+    exported = export_model(held)
+    assert exported.probability(x[0]) == pytest.approx(held.predict_proba(x[:1])[0, 1])
