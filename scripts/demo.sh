@@ -19,7 +19,7 @@ for query in "what time is it in Tokyo" \
              "list the open issues of my GitHub project" \
              "how do I get red wine out of a carpet"; do
   echo "== resolve: $query" >&2
-  "$ts" resolve "$query"
+  "$ts" resolve --text "$query"  # a summary; --json (or a pipe without --text) gives the whole answer
 done
 echo "== the MCP gateway over stdio, as an agent's client uses it" >&2
 .venv/bin/python scripts/gateway_demo.py

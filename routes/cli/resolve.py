@@ -3,12 +3,17 @@ and ``bench-sync``."""
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Sequence
 from typing import Annotated
 
 import typer
 
 from routes.cli.base import app, cli_settings, echo_json, mapped_errors
-from tool_selector.core.models import SearchMode
+from tool_selector.core.models import Decision, SearchMode
+from tool_selector.core.names import tool_of
+
+SHOWN = 5  # tools or powers a summary lists
 
 DATASETS_HELP = (
     "Dataset folders (servers.json, tools.json, queries.jsonl) or small-catalog roots (a folder of "
@@ -21,14 +26,57 @@ def resolve(
     query: Annotated[str, typer.Argument(help="What the agent wants to do")],
     mode: Annotated[SearchMode, typer.Option(help="hybrid, keyword or semantic")] = "hybrid",
     explain: Annotated[bool, typer.Option(help="Also print the ranked candidates and the evidence")] = False,
+    as_json: Annotated[
+        bool | None,
+        typer.Option(
+            "--json/--text",
+            help="JSON (for machines) or a short summary (for people); default: the summary on a terminal, "
+            "JSON into a pipe or file",
+        ),
+    ] = None,
 ) -> None:
-    """Resolve a query and print the tiered decision as JSON."""
+    """Resolve a query and print the tiered decision: a short summary on a terminal, JSON otherwise."""
     from services.resolve.resolving import ResolveService
     from services.shared.container import Container
 
     with mapped_errors(), Container(cli_settings()) as container:
         resolution, decision = ResolveService(container).resolve_and_route(query, mode=mode)
-        out = decision.model_dump(mode="json", exclude_none=True)
-        if explain:
-            out["resolution"] = resolution.model_dump(mode="json")
-        echo_json(out)
+        if not (sys.stdout.isatty() if as_json is None else not as_json) or explain:
+            out = decision.model_dump(mode="json", exclude_none=True)
+            if explain:
+                out["resolution"] = resolution.model_dump(mode="json")
+            echo_json(out)
+        else:
+            best = [tool_of(t) for t in resolution.powers[0].tools] if resolution.powers else []
+            typer.echo(summary(decision, best))
+
+
+def _line(text: str, width: int = 70) -> str:
+    first = " ".join(text.split())
+    return first if len(first) <= width else first[: width - 3].rstrip() + "..."
+
+
+def summary(decision: Decision, best: Sequence[str] = ()) -> str:
+    """The decision for a person: the tier, the power and how sure, a line per tool (those that match the
+    request best first: ``best``, by name) or candidate, and the message (what to do next). ``--json``
+    gives everything."""
+    head = f"{decision.status} ({decision.confidence:.0%} sure)"
+    lines = [f"{head}: {decision.power}" if decision.power else head]
+    if decision.tools:
+        order = {name: n for n, name in enumerate(best)}
+        shown = sorted(decision.tools, key=lambda t: order.get(t.name, len(order)))[:SHOWN]
+        width = max(len(t.name) for t in shown)
+        lines += [f"  {t.name:{width}}  {_line(t.description)}" for t in shown]
+        if len(decision.tools) > SHOWN:
+            lines.append(f"  ... {len(decision.tools) - SHOWN} more tools (--json lists them)")
+    for rank, match in enumerate((decision.matches or [])[:SHOWN], start=1):
+        tools = f" [{', '.join(match.tools[:3])}]" if match.tools else ""
+        described = f": {_line(match.description, 50)}" if match.description.strip() else ""
+        lines.append(f"  {rank}. {match.power}{described}{tools}")
+    if decision.available_powers:
+        names = ", ".join(p.power for p in decision.available_powers[:8])
+        more = len(decision.available_powers) - 8
+        lines.append(f"  configured: {names}" + (f" and {more} more" if more > 0 else ""))
+    for step in decision.parts or []:
+        lines.append(f"  step: {_line(step.step, 40)} -> {', '.join(step.powers[:2]) or 'nothing fits'}")
+    return "\n".join([*lines, decision.message])

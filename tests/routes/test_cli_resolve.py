@@ -239,3 +239,54 @@ def test_resolve_on_an_index_older_than_the_catalog_asks_for_an_index_build(
     assert result.exit_code == 5, result.stdout[:300]
     assert "error [index_missing]" in result.stderr
     assert "tool-selector index build" in result.stderr
+
+
+# --------------------------------------------------------------------------- what a person reads
+
+
+def test_resolve_gives_json_into_a_pipe_and_a_short_summary_with_text(cli_env: dict[str, str]) -> None:
+    piped = _json(_invoke(["resolve", GITHUB_QUERY], _env(cli_env)))  # CliRunner's stdout is no terminal
+    assert piped["status"] in TIERS
+    text = _invoke(["resolve", "--text", GITHUB_QUERY], _env(cli_env))
+    assert text.exit_code == 0, text.output
+    lines = text.stdout.splitlines()
+    assert lines[0].startswith(f"{piped['status']} ({piped['confidence']:.0%} sure)")
+    assert lines[-1] == piped["message"]  # what to do next, last
+    assert len(lines) <= 8  # a screen's corner, not every schema
+    assert "input_schema" not in text.stdout and "{" not in text.stdout
+    forced = _json(_invoke(["resolve", "--json", GITHUB_QUERY], _env(cli_env)))
+    assert forced == piped
+
+
+def test_the_summary_lists_a_line_per_tool_or_candidate_and_the_configured_powers() -> None:
+    from routes.cli.resolve import summary
+    from tool_selector.core.models import Decision, PowerSummary, ToolSummary
+
+    tools = [ToolSummary(name=f"tool_{i}", description=f"does thing {i}\nover two lines") for i in range(7)]
+    activated = summary(
+        Decision(status="activated", confidence=0.93, query="q", message="Call one.", power="p", tools=tools)
+    )
+    assert activated.splitlines() == [
+        "activated (93% sure): p",
+        *[f"  tool_{i}  does thing {i} over two lines" for i in range(5)],
+        "  ... 2 more tools (--json lists them)",
+        "Call one.",
+    ]
+    matches = [
+        PowerSummary(power="a", description="", tools=["x", "y"]),
+        PowerSummary(power="b", description="B things"),
+    ]
+    multiple = summary(
+        Decision(status="multiple_matches", confidence=0.5, query="q", message="Pick.", matches=matches)
+    )
+    assert multiple.splitlines() == [
+        "multiple_matches (50% sure)",
+        "  1. a [x, y]",
+        "  2. b: B things",
+        "Pick.",
+    ]
+    listed = [PowerSummary(power=f"s{i}", description="") for i in range(10)]
+    none = summary(
+        Decision(status="not_found", confidence=0.01, query="q", message="No.", available_powers=listed)
+    )
+    assert none.splitlines()[1] == "  configured: s0, s1, s2, s3, s4, s5, s6, s7 and 2 more"

@@ -257,3 +257,15 @@ def test_a_power_without_a_description_is_described_by_its_first_tools() -> None
     powers = {"bare": _with_tools("bare", ["a_tool", "b_tool", "c_tool", "d_tool"])}
     decision = route(_resolution(0.2, ["bare"]), powers, DEFAULTS)
     assert "'bare' (tools a_tool, b_tool, c_tool)" in decision.message
+
+
+def test_the_activated_message_names_the_tools_that_match_best_first() -> None:
+    powers = {"X": _with_tools("X", ["a", "b", "c", "d", "e"])}
+    resolution = _resolution(0.9, ["X"]).model_copy(
+        update={
+            "powers": [
+                PowerCandidate(name="X", score=1.0, match_type=MatchType.HYBRID, tools=["X::d", "X::b"])
+            ]
+        }
+    )
+    assert "(d, b, a, c, ...)" in route(resolution, powers, DEFAULTS).message

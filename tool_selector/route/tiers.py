@@ -96,7 +96,10 @@ def route(resolution: Resolution, powers: Mapping[str, PowerInfo], thresholds: T
         tier = "multiple_matches"
     if tier == "activated":
         top, info = ranked[0]
-        names = ", ".join(t.name for t in info.tools[:4]) + (", ..." if len(info.tools) > 4 else "")
+        own = [t.name for t in info.tools]
+        matched = [n for n in dict.fromkeys(tool_of(t) for t in top.tools) if n in own]  # best first
+        ordered = matched + [n for n in own if n not in matched]
+        names = ", ".join(ordered[:4]) + (", ..." if len(ordered) > 4 else "")
         return Decision(
             status="activated",
             power=info.name,
