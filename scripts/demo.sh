@@ -13,7 +13,7 @@ catalog="${1:-examples/demo-catalog}"
 echo "== import $catalog into $TOOL_SELECTOR_DATA_DIR" >&2
 "$ts" catalog import "$catalog" --approve >/dev/null
 echo "== sync: discover $TOOL_SELECTOR_SERVERS_FILE, profile, enrich, index" >&2
-"$ts" sync
+"$ts" sync --text
 for query in "what time is it in Tokyo" \
              "show the diff of my uncommitted git changes" \
              "list the open issues of my GitHub project" \
@@ -23,3 +23,6 @@ for query in "what time is it in Tokyo" \
 done
 echo "== the MCP gateway over stdio, as an agent's client uses it" >&2
 .venv/bin/python scripts/gateway_demo.py
+echo "== next: try your own request on this data, or add the gateway to your MCP client (docs/user-guide.md)" >&2
+echo "   TOOL_SELECTOR_DATA_DIR=$TOOL_SELECTOR_DATA_DIR TOOL_SELECTOR_SERVERS_FILE=$TOOL_SELECTOR_SERVERS_FILE \\" >&2
+echo "     $ts resolve \"what you want done\"" >&2

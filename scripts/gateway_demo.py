@@ -1,5 +1,6 @@
 """The gateway as an agent's MCP client sees it: start ``tool-selector serve`` over stdio, resolve,
-activate the time server, call its get_current_time and print each answer (used by demo.sh)."""
+activate the time server, call its get_current_time and print each answer, its tools by name only
+(used by demo.sh)."""
 
 from __future__ import annotations
 
@@ -16,10 +17,21 @@ from mcp.client.client import Client
 CLI = Path(sys.executable).parent / "tool-selector"
 
 
+def _brief(value: object) -> object:
+    """An answer without its tools' schemas: a tool is shown by its name (the agent gets it all)."""
+    if isinstance(value, dict):
+        return {k: _brief(v) for k, v in value.items() if k not in ("input_schema", "output_schema")}
+    if isinstance(value, list):
+        if value and all(isinstance(v, dict) and "name" in v for v in value):
+            return [v["name"] for v in value]
+        return [_brief(v) for v in value]
+    return value
+
+
 def _show(label: str, result: types.CallToolResult) -> None:
     body = " ".join(c.text for c in result.content if isinstance(c, types.TextContent))
     with contextlib.suppress(json.JSONDecodeError):  # errors are plain text
-        body = json.dumps(json.loads(body), indent=1, ensure_ascii=False)[:1200]
+        body = json.dumps(_brief(json.loads(body)), indent=1, ensure_ascii=False)[:1200]
     print(f"== {label}{' (error)' if result.is_error else ''}\n{body}", file=sys.stderr)
 
 

@@ -12,7 +12,7 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -85,6 +85,22 @@ def cli_settings(**overrides: Any) -> Settings:
     settings = load_settings(**overrides)
     configure_logging(settings.log_level)
     return settings
+
+
+# the choice every command a person reads offers: JSON for machines, a short summary for people
+JsonOrText = Annotated[
+    bool | None,
+    typer.Option(
+        "--json/--text",
+        help="JSON (for machines) or a short summary (for people); default: the summary on a terminal, JSON "
+        "into a pipe or file",
+    ),
+]
+
+
+def wants_json(as_json: bool | None) -> bool:
+    """``--json`` / ``--text`` as given, else JSON unless standard output is a terminal."""
+    return not sys.stdout.isatty() if as_json is None else as_json
 
 
 def echo_json(value: Any) -> None:

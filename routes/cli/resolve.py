@@ -3,13 +3,12 @@ and ``bench-sync``."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from typing import Annotated
 
 import typer
 
-from routes.cli.base import app, cli_settings, echo_json, mapped_errors
+from routes.cli.base import JsonOrText, app, cli_settings, echo_json, mapped_errors, wants_json
 from tool_selector.core.models import Decision, SearchMode
 from tool_selector.core.names import tool_of
 
@@ -26,14 +25,7 @@ def resolve(
     query: Annotated[str, typer.Argument(help="What the agent wants to do")],
     mode: Annotated[SearchMode, typer.Option(help="hybrid, keyword or semantic")] = "hybrid",
     explain: Annotated[bool, typer.Option(help="Also print the ranked candidates and the evidence")] = False,
-    as_json: Annotated[
-        bool | None,
-        typer.Option(
-            "--json/--text",
-            help="JSON (for machines) or a short summary (for people); default: the summary on a terminal, "
-            "JSON into a pipe or file",
-        ),
-    ] = None,
+    as_json: JsonOrText = None,
 ) -> None:
     """Resolve a query and print the tiered decision: a short summary on a terminal, JSON otherwise."""
     from services.resolve.resolving import ResolveService
@@ -41,7 +33,7 @@ def resolve(
 
     with mapped_errors(), Container(cli_settings()) as container:
         resolution, decision = ResolveService(container).resolve_and_route(query, mode=mode)
-        if not (sys.stdout.isatty() if as_json is None else not as_json) or explain:
+        if wants_json(as_json) or explain:
             out = decision.model_dump(mode="json", exclude_none=True)
             if explain:
                 out["resolution"] = resolution.model_dump(mode="json")
