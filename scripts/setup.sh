@@ -37,7 +37,7 @@ pip_install() { .venv/bin/python -m pip install --quiet "$@" 2>&1 | grep -v "is 
 install_with_pip() {
   pip_install --upgrade pip
   pip_install "torch==2.13.0"
-  pip_install -e ".[dev,demo,train]"
+  pip_install -e ".[dev,demo,train,lab]"
 }
 
 pip_config() {  # $1: a pip option; prints the values pip is configured with (PIP_* variables first)
@@ -66,7 +66,7 @@ install_with_uv() {
     if [ -f "$value" ]; then options+=(--constraint "$value"); fi
   done
   local uv=(.venv/bin/uv pip install --quiet --python .venv/bin/python "${options[@]}")
-  "${uv[@]}" "torch==2.13.0" && "${uv[@]}" -e ".[dev,demo,train]"
+  "${uv[@]}" "torch==2.13.0" && "${uv[@]}" -e ".[dev,demo,train,lab]"
 }
 
 if [ ! -f "$stamp" ]; then

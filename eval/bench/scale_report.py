@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from eval.extras import lab_import
+
 
 def write_outputs(rows: list[dict[str, Any]], out: Path, run: dict[str, Any]) -> tuple[Path, Path]:
     out.mkdir(parents=True, exist_ok=True)
@@ -18,10 +20,9 @@ def write_outputs(rows: list[dict[str, Any]], out: Path, run: dict[str, Any]) ->
 def write_plot(rows: list[dict[str, Any]], path: Path) -> Path:
     """msc L1-4 tool R@5 and server R@3 (left axis) and resolve p95 (right axis) against the catalog's
     tool count, on a log axis; sizes that did not finish are left out."""
-    import matplotlib
-
+    matplotlib = lab_import("matplotlib", "The scale plot")
     matplotlib.use("Agg")  # no screen: render to a file
-    import matplotlib.pyplot as plt
+    plt = lab_import("matplotlib.pyplot", "The scale plot")
 
     done = [r for r in rows if r.get("finished")]
     tools = [r["tools"] for r in done]

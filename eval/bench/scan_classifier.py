@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from eval.extras import lab_import
 from services.shared.container import Container
 from services.shared.scanning import read_jsonl_tools
 from tool_selector.catalog.files import read_catalog_dir
@@ -89,16 +90,16 @@ def _figures(flags: Any, labels: Any, real: Any) -> dict[str, Any]:
 def classifier_experiment(
     settings: Settings, corpus: Path, catalogs: list[Path], *, limit_bytes: int
 ) -> dict[str, Any]:
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.model_selection import LeaveOneGroupOut
+    linear = lab_import("sklearn.linear_model", "The scanner's classifier experiment")
+    selection = lab_import("sklearn.model_selection", "The scanner's classifier experiment")
 
     texts, labels, groups, real, rules = _items(corpus, catalogs, limit_bytes)
     with Container(settings) as container:
         vectors = container.embedder.embed_documents(texts)
     scores = np.zeros(len(texts))
     at_budget = np.zeros(len(texts), dtype=bool)
-    for train, test in LeaveOneGroupOut().split(vectors, labels, groups):
-        model = LogisticRegression(class_weight="balanced", C=1.0, max_iter=5000)
+    for train, test in selection.LeaveOneGroupOut().split(vectors, labels, groups):
+        model = linear.LogisticRegression(class_weight="balanced", C=1.0, max_iter=5000)
         model.fit(vectors[train], labels[train])
         train_real = train[real[train]]
         threshold = float(np.quantile(model.predict_proba(vectors[train_real])[:, 1], 1 - FP_BUDGET))

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from eval.extras import lab_import
 from eval.fitting.calibrate_evidence import Example
 from tool_selector.core.errors import CalibrationError
 from tool_selector.resolve.confidence import Calibration, Head, Isotonic, Logistic, Tree, TreeEnsemble
@@ -116,7 +117,7 @@ def grouped_folds(examples: Sequence[Example], folds: int = FOLDS) -> list[int]:
 
 def _boosted(x: np.ndarray, y: np.ndarray, weight: np.ndarray, recipe: Recipe = ALL_FEATURES) -> Any:
     """The recipe's learner fitted (scikit-learn: the fit only, never on the read path)."""
-    from sklearn.ensemble import HistGradientBoostingClassifier
+    trees = lab_import("sklearn.ensemble", "Fitting the confidence")
 
     if len(set(y.tolist())) < 2:
         raise CalibrationError(
@@ -127,7 +128,7 @@ def _boosted(x: np.ndarray, y: np.ndarray, weight: np.ndarray, recipe: Recipe = 
         )
     if recipe.learner == "logistic":
         return SignedLogistic(recipe.monotone or (0,) * x.shape[1]).fit(x, y, weight)
-    return HistGradientBoostingClassifier(**recipe.boosting, monotonic_cst=list(recipe.monotone)).fit(
+    return trees.HistGradientBoostingClassifier(**recipe.boosting, monotonic_cst=list(recipe.monotone)).fit(
         x, y, sample_weight=weight
     )
 
@@ -146,7 +147,7 @@ class SignedLogistic:
         self.scale = np.ones(len(self.signs))
 
     def fit(self, x: np.ndarray, y: np.ndarray, weight: np.ndarray) -> SignedLogistic:
-        from scipy.optimize import minimize  # the fit only: not on the read path
+        minimize = lab_import("scipy.optimize", "Fitting the confidence").minimize  # the fit only
 
         self.mean = x.mean(axis=0)
         self.scale = np.where(x.std(axis=0) > 0, x.std(axis=0), 1.0)
@@ -207,9 +208,11 @@ def export_ensemble(model: Any) -> TreeEnsemble:
 
 
 def _isotonic(raw: np.ndarray, y: np.ndarray, weight: np.ndarray) -> Isotonic:
-    from sklearn.isotonic import IsotonicRegression
+    isotonic = lab_import("sklearn.isotonic", "Fitting the confidence")
 
-    fitted = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(raw, y, sample_weight=weight)
+    fitted = isotonic.IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(
+        raw, y, sample_weight=weight
+    )
     return Isotonic(
         x=[round(float(v), 6) for v in fitted.X_thresholds_],
         y=[round(float(v), 6) for v in fitted.y_thresholds_],

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from eval.extras import lab_import
 from eval.quality.dataset import DatasetArg, check_dataset_dir, expand_datasets, load_queries
 from eval.quality.ranking import server_of, server_recall_at_k, tool_recall_at_k
 from eval.quality.workspace import catalog_files_hash, open_workspace
@@ -137,7 +138,7 @@ def _weights(examples: Sequence[Example]) -> np.ndarray:
 
 
 def fit_booster(examples: Sequence[Example], rounds: int = ROUNDS) -> Any:
-    import lightgbm as lgb  # the fit's own dependency: serving reads the exported trees
+    lgb = lab_import("lightgbm", "Training the ranker")  # the fit's own dependency: serving reads the trees
 
     learnable = [e for e in examples if e.labels.any()]
     if not learnable:

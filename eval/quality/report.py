@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from eval.extras import lab_import
 from eval.quality.metrics import EvalReport, GroupMetrics
 from eval.quality.routing_shares import TIER_ORDER, tier_sort_key
 
@@ -277,10 +278,9 @@ def format_markdown(
 def write_reliability_diagram(report: EvalReport, path: Path, *, max_panels: int = 8) -> Path:
     """A PNG with one reliability diagram per group (all, each dataset, each catalog size): the share of
     queries whose top power was right against the mean confidence of each tenth, with counts."""
-    import matplotlib
-
+    matplotlib = lab_import("matplotlib", "The reliability diagram")
     matplotlib.use("Agg")  # no screen: render to a file
-    import matplotlib.pyplot as plt
+    plt = lab_import("matplotlib.pyplot", "The reliability diagram")
 
     names = [n for n in report.groups if not (n.startswith("L") and (n[1:].isdigit() or n == "L1-4"))]
     names = names[:max_panels]
