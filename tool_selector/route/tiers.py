@@ -14,7 +14,9 @@ otherwise                                 not_found         at least 80 % sure n
                                                             the available powers
 
 Every message names the candidates and the next call (``activate_power("...")`` or what to ask the user)
-in one or two sentences; multiple_matches says how the first two differ (the tools only one has).
+in one or two sentences; multiple_matches says how the first two differ (the tools only one has). A
+message names powers and tools only: a server's own description, which may carry injected instructions,
+stays in the answer's fields and never becomes the message's guidance.
 """
 
 from __future__ import annotations
@@ -62,11 +64,11 @@ def _summary(info: PowerInfo, score: float | None, tools: list[str]) -> PowerSum
 
 
 def _does(info: PowerInfo, limit: int = 3) -> str:
-    """What a power is for, in a few words: its description's opening, or its first tools' names."""
-    text = info.description.strip().split(". ")[0].strip().rstrip(".")
-    if not text:
-        text = "tools " + ", ".join(t.name for t in info.tools[:limit])
-    return text if len(text) <= 60 else text[:57].rstrip() + "..."
+    """What a power is for, by its first tools' names. Never its description: a server writes that, and a
+    message is read by the agent as guidance, so server text stays in the answer's fields (``matches``)."""
+    names = [t.name for t in info.tools[:limit]]
+    more = ", ..." if len(info.tools) > limit else ""
+    return f"tools {', '.join(names)}{more}" if names else "no tools listed"
 
 
 def _difference(first: PowerInfo, second: PowerInfo) -> str:
