@@ -29,6 +29,13 @@ _MaxSteps = Annotated[int | None, typer.Option(min=1, help="Cap training steps p
 _LodoWork = Annotated[Path, typer.Option(help="A `lab lodo` work folder (its folds and predictions read)")]
 
 
+def _team_dir(team: Path | None, no_team: bool) -> Path | None:
+    """The team's setups folder the options name: none with --no-team, else --team or the default."""
+    from eval.relevance.lodo import team_dir_default
+
+    return None if no_team else (team or team_dir_default())
+
+
 def _say(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
@@ -45,10 +52,10 @@ def lodo_command(
 ) -> None:
     """Leave-one-dataset-out: per dataset, train the relevance model without it and score it under
     today's ranking and the candidates; print the table and the ship rule (mean up, no set down >0.01)."""
-    from eval.relevance.lodo import SHARED, run_lodo, table, team_dir_default
+    from eval.relevance.lodo import SHARED, run_lodo, table
 
     with mapped_errors():
-        team_dir = None if no_team else (team or team_dir_default())
+        team_dir = _team_dir(team, no_team)
         results = run_lodo(
             cli_settings(),
             shared,
@@ -122,13 +129,13 @@ def cross_encoder_command(
     """Leave-one-dataset-out: per dataset, train a cross-encoder without it and rescore the first
     candidates of its `lab lodo` predictions; print the figures as ranked and rescored, and the ship rule."""
     from eval.relevance.cross import run_cross, table
-    from eval.relevance.lodo import SHARED, team_dir_default
+    from eval.relevance.lodo import SHARED
 
     with mapped_errors():
         results = run_cross(
             cli_settings(),
             shared,
-            None if no_team else (team or team_dir_default()),
+            _team_dir(team, no_team),
             work,
             lodo_work=lodo_work,
             ranking=ranking,
@@ -161,14 +168,14 @@ def tool_text_command(
     pairs too), train the relevance model without each dataset and score its dense channel on it; print
     the table and the ship rule of each text against the plain one."""
     from eval.relevance.data import TOOL_TEXTS
-    from eval.relevance.lodo import SHARED, team_dir_default
+    from eval.relevance.lodo import SHARED
     from eval.relevance.tooltext import run_tool_text, table
 
     with mapped_errors():
         results = run_tool_text(
             cli_settings(),
             shared,
-            None if no_team else (team or team_dir_default()),
+            _team_dir(team, no_team),
             work,
             lodo_work=lodo_work,
             kinds=kind or TOOL_TEXTS,

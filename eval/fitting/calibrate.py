@@ -96,14 +96,19 @@ def score_with(calibration: Calibration, examples: Sequence[Example]) -> tuple[l
 # ---------------------------------------------------------------------------------------- command
 
 
+def add_folder(digest: Any, folder: Path, limit_bytes: int) -> None:
+    """Feed a dataset folder's catalog hash and query file into ``digest`` (what a fit is made from)."""
+    paths = check_dataset_dir(folder)
+    digest.update(catalog_files_hash(paths, limit_bytes).encode())
+    digest.update(read_bytes_limited(paths.queries, limit_bytes=limit_bytes, what="query file"))
+
+
 def _fingerprints(args: Sequence[DatasetArg], limit_bytes: int) -> list[dict[str, Any]]:
     out = []
     for arg in args:
         digest = hashlib.sha256()
         for folder in arg.folders:
-            paths = check_dataset_dir(folder)
-            digest.update(catalog_files_hash(paths, limit_bytes).encode())
-            digest.update(read_bytes_limited(paths.queries, limit_bytes=limit_bytes, what="query file"))
+            add_folder(digest, folder, limit_bytes)
         out.append({"dataset": arg.name, "catalogs": len(arg.folders), "sha256": digest.hexdigest()})
     return out
 

@@ -24,15 +24,13 @@ from typing import Any
 
 import numpy as np
 
-from eval.fitting.calibrate import score_with
+from eval.fitting.calibrate import add_folder, score_with
 from eval.fitting.calibrate_evidence import Example, collect_examples, reference_centroid
 from eval.fitting.calibrate_fit import RECIPES, Recipe, fit_heads
 from eval.quality.dataset import check_dataset_dir, dataset_folders, named_datasets
 from eval.quality.reliability import calibration_error
-from eval.quality.workspace import catalog_files_hash
 from tool_selector.config.settings import Settings, TierThresholds
 from tool_selector.core.errors import InvalidInputError
-from tool_selector.core.files import read_bytes_limited
 from tool_selector.resolve.evidence import FEATURES
 from tool_selector.route.tiers import tier_of
 
@@ -91,10 +89,8 @@ class Labelled:
 
 
 def _key(settings: Settings, folder: Path, reference: np.ndarray) -> str:
-    paths = check_dataset_dir(folder)
     digest = hashlib.sha256()
-    digest.update(catalog_files_hash(paths, settings.max_file_bytes).encode())
-    digest.update(read_bytes_limited(paths.queries, limit_bytes=settings.max_file_bytes, what="query file"))
+    add_folder(digest, folder, settings.max_file_bytes)
     digest.update(settings.model_dump_json(exclude={"cache_dir", "data_dir", "thresholds"}).encode())
     digest.update(np.round(reference, 6).tobytes())
     digest.update(" ".join(FEATURES).encode())  # evidence of another version of the features is stale
