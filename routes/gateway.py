@@ -227,10 +227,13 @@ async def _stop_on_signals(scope: anyio.CancelScope) -> None:
             return
 
 
-async def serve_stdio(settings: Settings) -> None:
+async def serve_stdio(settings: Settings, *, container: Container | None = None) -> None:
     """Serve one client over stdin/stdout until it disconnects or a SIGTERM/SIGINT/SIGHUP arrives;
-    either way every upstream server is stopped before this returns."""
-    server = build_server(settings, transport="stdio")
+    either way every upstream server is stopped before this returns. ``container``: one already
+    opened (and checked) by the caller, which the session takes over and closes."""
+    server = build_server(
+        settings, transport="stdio", make_container=None if container is None else lambda: container
+    )
     async with anyio.create_task_group() as group:
         group.start_soon(_stop_on_signals, group.cancel_scope)
         async with stdio_server() as (read, write):

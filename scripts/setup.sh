@@ -37,36 +37,17 @@ pip_install() { .venv/bin/python -m pip install --quiet "$@" 2>&1 | grep -v "is 
 install_with_pip() {
   pip_install --upgrade pip
   pip_install "torch==2.13.0"
-  pip_install -e ".[dev,demo,train,lab]"
+  pip_install -e ".[dev,demo,train,lab,weaviate,scale]"
 }
 
-pip_config() {  # $1: a pip option; prints the values pip is configured with (PIP_* variables first)
-  local listing value section
-  listing=$(.venv/bin/python -m pip config list 2>/dev/null) || listing=""
-  for section in ":env:" "install" "global"; do
-    value=$(grep -F "$section.$1=" <<<"$listing" | sed "s/^[^=]*='\(.*\)'$/\1/" || true)
-    if [ -n "$value" ]; then printf '%s\n' "$value"; return; fi
-  done
-}
+# shellcheck source=scripts/lib/uv_options.sh
+source scripts/lib/uv_options.sh
 
 install_with_uv() {
-  # uv reads no pip configuration: hand it the wheel folders, extra indexes and constraints pip is
-  # configured with (on these machines /opt/wheels holds torch's CPU build and a local mirror holds
-  # part of PyPI), and pick the best version across all indexes as pip does.
-  local options=() value
-  for value in $(pip_config find-links); do
-    if [ -d "$value" ] || [[ "$value" == *://* ]]; then options+=(--find-links "$value"); fi
-  done
-  if [ ${#options[@]} -eq 0 ] && [ -d /opt/wheels ]; then options+=(--find-links /opt/wheels); fi
-  for value in $(pip_config extra-index-url); do
-    options+=(--extra-index-url "$value")
-  done
-  if [[ " ${options[*]} " == *" --extra-index-url "* ]]; then options+=(--index-strategy unsafe-best-match); fi
-  for value in $(pip_config constraint); do
-    if [ -f "$value" ]; then options+=(--constraint "$value"); fi
-  done
+  local options=()
+  mapfile -t options < <(uv_options)
   local uv=(.venv/bin/uv pip install --quiet --python .venv/bin/python "${options[@]}")
-  "${uv[@]}" "torch==2.13.0" && "${uv[@]}" -e ".[dev,demo,train,lab]"
+  "${uv[@]}" "torch==2.13.0" && "${uv[@]}" -e ".[dev,demo,train,lab,weaviate,scale]"
 }
 
 if [ ! -f "$stamp" ]; then

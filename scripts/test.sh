@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Set up, then run the linters, the type checker, the layer contract and the whole test suite.
+# Set up, then run the linters, the type checker, the layer contract and the whole test suite, then the
+# install test (scripts/install_test.sh: the wheel in a fresh virtualenv without extras; INSTALL_TEST=0
+# skips it, as when you run a few tests: `INSTALL_TEST=0 bash scripts/test.sh tests/routes`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -23,5 +25,11 @@ wait "$mypy_pid" || types=$?
 cat "$mypy_log"
 rm -f "$mypy_log"
 if [ "$types" != 0 ]; then echo "test.sh: mypy found type errors (above)" >&2; fi
+install=0
+if [ "${INSTALL_TEST:-1}" != 0 ]; then
+  bash scripts/install_test.sh || install=$?
+  if [ "$install" != 0 ]; then echo "test.sh: the install test failed (above)" >&2; fi
+fi
 if [ "$tests" != 0 ]; then exit "$tests"; fi
-exit "$types"
+if [ "$types" != 0 ]; then exit "$types"; fi
+exit "$install"

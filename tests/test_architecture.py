@@ -39,13 +39,13 @@ BUDGETS = {
     "services/gateway": 1600,
     "services/gateway/catalog_query": 760,
     "routes": 1700,
-    "routes/cli": 1000,
+    "routes/cli": 1200,  # one module a command group; issue 31 added `init` and the lazy dispatch
     "routes/ui": 100,
     "eval/quality": 1600,
     "eval/fitting": 1300,
     "eval/bench": 1650,
     "eval/console": 800,
-    "eval/cli": 700,
+    "eval/cli": 750,  # issue 31 added bench-cold-start
     "eval/relevance": 1700,
 }
 SQL = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|CREATE TABLE|ALTER TABLE|PRAGMA)\b")

@@ -129,3 +129,56 @@ def bench_gateway(
             "saved": tokens.saved,
         },
     }
+
+
+async def _cold_once(env: dict[str, str], query: str) -> tuple[float, float, str]:
+    started = time.perf_counter()
+    params = StdioServerParameters(command=str(_CLI), args=["serve"], env=env)
+    async with Client(params, mode="legacy", read_timeout_seconds=120) as client:
+        initialized = time.perf_counter()
+        result = await client.call_tool("resolve_intent", {"query": query})
+        answered = time.perf_counter()
+    if result.is_error or not isinstance(result.structured_content, dict):
+        raise RuntimeError(f"resolve_intent({query!r}) failed: {result.content}")
+    return initialized - started, answered - started, str(result.structured_content.get("status"))
+
+
+def bench_cold_start(
+    settings: Settings, data_dir: Path, servers_file: Path, query: str, *, rounds: int = 7
+) -> dict[str, Any]:
+    """``tool-selector serve`` started by the mcp client as an agent's client starts it, ``rounds`` times
+    on a copy of ``data_dir``: seconds from process start to the answer to ``initialize`` and to the
+    first ``resolve_intent`` answer (medians, min, max). The query must activate nothing, so that no
+    upstream server start is counted."""
+    import shutil
+
+    with tempfile.TemporaryDirectory(prefix="ts-bench-cold-") as tmp:
+        shutil.copytree(data_dir, Path(tmp) / "data", ignore=shutil.ignore_patterns("*.lock"))
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TOOL_SELECTOR_")}
+        env |= {
+            "TOOL_SELECTOR_DATA_DIR": str(Path(tmp) / "data"),
+            "TOOL_SELECTOR_CACHE_DIR": str(settings.cache_dir),
+            "TOOL_SELECTOR_SERVERS_FILE": str(servers_file.resolve()),
+            "OPENBLAS_NUM_THREADS": "1",
+        }
+        if os.environ.get("TOOL_SELECTOR_DEMO_ROOT"):
+            env["TOOL_SELECTOR_DEMO_ROOT"] = os.environ["TOOL_SELECTOR_DEMO_ROOT"]
+        runs = [anyio.run(_cold_once, env, query) for _ in range(rounds)]
+    statuses = sorted({status for *_, status in runs})
+    if "activated" in statuses:
+        raise RuntimeError(f"{query!r} activated a power: give a request that activates nothing")
+
+    def figures(values: list[float]) -> dict[str, float]:
+        return {
+            "median": round(statistics.median(values), 3),
+            "min": round(min(values), 3),
+            "max": round(max(values), 3),
+        }
+
+    return {
+        "query": query,
+        "status": statuses,
+        "rounds": rounds,
+        "initialize_s": figures([r[0] for r in runs]),
+        "first_resolve_intent_s": figures([r[1] for r in runs]),
+    }

@@ -65,6 +65,32 @@ def bench_gateway_command(
         echo_json(bench_gateway(settings, servers, texts, power=power, calls=calls, rounds=rounds))
 
 
+@lab.command("bench-cold-start")
+def bench_cold_start_command(
+    data: Annotated[Path, typer.Option(help="A synced data folder (copied; the copy is served)")] = Path(
+        "data/demo"
+    ),
+    servers: Annotated[Path, typer.Option(help="Its server configuration")] = Path(
+        "examples/demo-servers.json"
+    ),
+    query: Annotated[
+        str, typer.Option(help="The first resolve_intent request: one that activates nothing")
+    ] = "how do I get red wine out of a carpet",
+    rounds: Annotated[int, typer.Option(min=1, help="How many cold starts to time")] = 7,
+) -> None:
+    """Time `tool-selector serve` from process start to its answer to `initialize` and to its first
+    resolve_intent answer, started by the mcp client over stdio (the demo data by default: run
+    scripts/demo.sh first)."""
+    from eval.bench.gateway import bench_cold_start
+
+    with mapped_errors():
+        if not (data / "catalog.db").is_file():
+            raise InvalidInputError(
+                f"{data} holds no catalog.", hint="Run bash scripts/demo.sh first, or pass --data DIR."
+            )
+        echo_json(bench_cold_start(cli_settings(), data, servers, query, rounds=rounds))
+
+
 @lab.command("bench-api")
 def bench_api_command(
     catalog: Annotated[Path, typer.Option(help="A catalog folder (servers.json, tools.json)")] = Path(

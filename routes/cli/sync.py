@@ -1,8 +1,14 @@
-"""``sync``: discover the configured servers, then profile, enrich and index what changed."""
+"""``sync``: discover the configured servers, then profile, enrich and index what changed; ``init``:
+a first configuration (data folder, servers imported from the MCP clients on this machine), then a
+first sync."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+import json
+import os
+import shlex
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -19,7 +25,9 @@ from routes.cli.base import (
 )
 
 if TYPE_CHECKING:
+    from services.write.starter import InitSummary
     from services.write.sync import SyncSummary
+    from tool_selector.config.settings import Settings
 
 
 @app.command()
@@ -64,4 +72,126 @@ def summary_text(summary: SyncSummary) -> str:
     if summary.waiting:
         waiting = ", ".join(summary.waiting)
         lines.append(f"waiting to be adopted: {waiting} (tool-selector servers enable NAME)")
+    return "\n".join(lines)
+
+
+@app.command()
+def init(
+    sources: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--from",
+            help="A client configuration to import (repeatable); default: Claude Desktop's, Claude Code's "
+            "and Cursor's on this machine, those that exist",
+        ),
+    ] = None,
+    trust: Annotated[
+        bool,
+        typer.Option(
+            help="Pin the imported servers' tools as first seen (you configured these servers on this "
+            "machine); --no-trust holds every tool until `tool-selector quarantine approve`",
+        ),
+    ] = True,
+    run_sync: Annotated[bool, typer.Option("--sync/--no-sync", help="Run the first sync after")] = True,
+    as_json: JsonOrText = None,
+) -> None:
+    """Set up a data folder and a servers file imported from your MCP clients, sync, and print the entry
+    that adds the gateway to Claude Desktop or Claude Code.
+
+    Keeps a servers file that exists (adds to it; a server already there is kept as it is). The gateway's
+    own entry in a client's configuration is skipped. Exit 20 when the sync failed in part."""
+    from services.shared.auth import cli_principal
+    from services.shared.container import Container
+    from services.write.starter import client_config_paths, init_setup
+    from services.write.sync import run_sync as sync_now
+
+    with mapped_errors():
+        settings = cli_settings()
+        chosen = (
+            [("file", path) for path in sources]
+            if sources
+            else [(client, path) for client, path in client_config_paths() if path.is_file()]
+        )
+        with Container(settings) as container:
+            summary = init_setup(container, chosen, trust=trust, actor=cli_principal().actor)
+            synced = None
+            if run_sync and summary.servers:
+                synced = sync_now(container, progress=phase_progress(), enricher=None)
+        entry = gateway_entry(settings)
+        if wants_json(as_json):
+            echo_json(
+                {
+                    **summary.model_dump(),
+                    "sync": synced.model_dump() if synced else None,
+                    "client_entry": entry,
+                }
+            )
+        else:
+            typer.echo(init_text(summary, synced, entry, searched=not sources))
+        if synced is not None and not synced.ok:
+            raise typer.Exit(PARTIAL_EXIT)
+
+
+def gateway_entry(settings: Settings) -> dict[str, Any]:
+    """The ``mcpServers`` entry that runs this installation's gateway, with the folders it was set up
+    with when they are not the defaults."""
+    import sys
+
+    script = Path(sys.argv[0])
+    command = str(script.resolve()) if script.name.startswith("tool-selector") else "tool-selector"
+    entry: dict[str, Any] = {"command": command, "args": ["serve"]}
+    env = {
+        key: os.environ[key]
+        for key in ("TOOL_SELECTOR_DATA_DIR", "TOOL_SELECTOR_SERVERS_FILE", "TOOL_SELECTOR_CONFIG_FILE")
+        if os.environ.get(key)
+    }
+    if env:
+        entry["env"] = {key: str(Path(value).resolve()) for key, value in env.items()}
+    return entry
+
+
+def init_text(
+    summary: InitSummary, synced: SyncSummary | None, entry: dict[str, Any], *, searched: bool
+) -> str:
+    """What ``init`` did and what to do next, for a person."""
+    lines = [f"data folder: {summary.data_dir}"]
+    kept = "kept, added to" if summary.servers_file_existed else "created"
+    lines.append(f"servers file: {summary.servers_file} ({kept})")
+    if not summary.sources:
+        where = "no Claude Desktop, Claude Code or Cursor configuration found" if searched else "none given"
+        lines.append(f"imported: {where}")
+    for read in summary.sources:
+        if read.error:
+            lines.append(f"{read.client} {read.path}: not read: {read.error}")
+            continue
+        added = ", ".join(read.added) or "nothing new"
+        lines.append(f"{read.client} {read.path}: imported {added}")
+        lines += [f"  skipped {name}: {why}" for name, why in read.skipped.items()]
+    shown = ", ".join(summary.servers) or "none yet"
+    pinned = {
+        "tofu": "their tools pinned as first seen; a changed one waits for approval",
+        "approve": "each tool waits for `tool-selector quarantine approve` after the sync",
+    }
+    lines.append(f"servers configured: {shown} ({pinned.get(summary.trust, summary.trust)})")
+    if synced is not None:
+        lines.append(summary_text(synced))
+    lines.append("")
+    if not summary.servers:
+        lines.append(
+            "next: add a server (tool-selector servers add NAME -- COMMAND ARGS...) or import a client's "
+            "configuration (tool-selector init --from FILE), then run tool-selector sync"
+        )
+        return "\n".join(lines)
+    if synced is None:
+        lines.append("next: tool-selector sync (starts each server once and indexes its tools)")
+    snippet = json.dumps({"mcpServers": {"tool-selector": entry}}, indent=2)
+    lines += [
+        "add the gateway to Claude Desktop (claude_desktop_config.json) or Cursor (mcp.json):",
+        snippet,
+        "or to Claude Code:",
+        "  claude mcp add tool-selector"
+        + "".join(f" -e {k}={shlex.quote(v)}" for k, v in entry.get("env", {}).items())
+        + f" -- {shlex.quote(entry['command'])} serve",
+        "then remove from the client the servers the gateway now routes to: it starts them when asked.",
+    ]
     return "\n".join(lines)

@@ -65,6 +65,12 @@ def _check_index(container: Container, *, allow_stale: bool) -> None:
         )
 
 
+def check_servable(container: Container) -> None:
+    """Refuse, saying what to do, an index that is missing, empty or older than the catalog: what
+    ``ResolveService`` checks first, without building it (the gateway checks this before it starts)."""
+    _check_index(container, allow_stale=False)
+
+
 def _existing(container: Container, names: Collection[str]) -> list[ServerRecord]:
     records = []
     for name in sorted(names):

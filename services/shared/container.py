@@ -156,7 +156,14 @@ class Container:
                 dim=self.embedder.dim,
                 ann_min=s.ann_min_documents,
             )
-        from tool_selector.search.weaviate.backend import WeaviateBackend  # weaviate loads only when used
+        try:  # weaviate loads only when used; the client is the `weaviate` extra
+            from tool_selector.search.weaviate.backend import WeaviateBackend
+        except ImportError as exc:
+            raise ConfigurationError(
+                f"backend = 'weaviate' needs the Weaviate client, which is not installed ({exc}).",
+                hint="Install it with `pip install 'tool-selector[weaviate]'` (or the project's set-up, "
+                "bash scripts/setup.sh), or set TOOL_SELECTOR_BACKEND=embedded.",
+            ) from exc
 
         return WeaviateBackend(
             s.weaviate,

@@ -167,3 +167,20 @@ async def test_over_http_a_viewer_key_cannot_run_tools_and_an_editor_key_lists_a
 
 
 CALL_ECHO = {"power": "weather", "tool": "echo", "arguments": {"text": "no"}}
+
+
+def test_the_cold_start_benchmark_times_a_real_serve_and_refuses_a_request_that_activates(
+    gateway_setup: GatewaySetup,
+) -> None:
+    from eval.bench.gateway import bench_cold_start
+    from tool_selector.config.settings import Settings
+
+    settings = Settings(cache_dir=gateway_setup.cache_dir)
+    args = (settings, gateway_setup.data_dir, gateway_setup.servers_file)
+    figures = bench_cold_start(*args, "how do I get red wine out of a carpet", rounds=2)
+    assert figures["rounds"] == 2 and "activated" not in figures["status"]
+    initialize, first = figures["initialize_s"], figures["first_resolve_intent_s"]
+    assert 0 < initialize["min"] <= initialize["median"] <= initialize["max"]
+    assert first["median"] > initialize["median"]
+    with pytest.raises(RuntimeError, match="activated a power"):
+        bench_cold_start(*args, "what time is it in Tokyo", rounds=1)

@@ -50,3 +50,21 @@ def test_a_lab_step_without_its_extra_says_what_to_install(monkeypatch: pytest.M
     assert caught.value.message.startswith("Training the ranker needs lightgbm, which is not installed")
     assert "pip install 'tool-selector[lab]'" in caught.value.hint
     assert caught.value.details == {"missing": "lightgbm"}
+
+
+def test_the_weaviate_backend_without_its_extra_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from services.shared.container import Container
+    from tool_selector.config.settings import Settings
+    from tool_selector.core.errors import ConfigurationError
+    from tool_selector.embedding.embedders import HashingEmbedder
+
+    monkeypatch.setitem(sys.modules, "weaviate", None)
+    monkeypatch.delitem(sys.modules, "tool_selector.search.weaviate.backend", raising=False)
+    settings = Settings(data_dir=tmp_path, backend="weaviate")
+    container = Container(settings, embedder=HashingEmbedder())
+    with container, pytest.raises(ConfigurationError) as caught:
+        _ = container.backend
+    assert "needs the Weaviate client, which is not installed" in caught.value.message
+    assert "pip install 'tool-selector[weaviate]'" in caught.value.hint

@@ -274,6 +274,14 @@ def read_client_config(path: Path, *, limit_bytes: int = DEFAULT_MAX_FILE_BYTES)
     return result
 
 
+def _is_this_gateway(entry: dict[str, Any]) -> bool:
+    """An entry that runs ``tool-selector serve`` (directly, or through uvx / pipx / python -m): the
+    gateway's own entry in a client's configuration, which must not become one of its servers."""
+    words = [entry.get("command")] + (entry["args"] if isinstance(entry.get("args"), list) else [])
+    names = [Path(w).name for w in words if isinstance(w, str)]
+    return "serve" in names and any(n in ("tool-selector", "tool-selector.exe") for n in names)
+
+
 def client_entry_config(name: str, entry: Any, base: Path | None = None) -> ServerConfig:
     """One ``mcpServers`` entry of another client's configuration, as tool-selector runs it.
 
@@ -287,6 +295,8 @@ def client_entry_config(name: str, entry: Any, base: Path | None = None) -> Serv
             "the name is not 1-100 letters, digits, '_', '-', '.', '@', '/' or inner spaces, starting with "
             "a letter or digit; rename the entry"
         )
+    if _is_this_gateway(entry):
+        raise ValueError("this is the tool-selector gateway itself, not a server it routes to")
     kind = entry.get("type") or entry.get("transport")
     if kind == "sse":
         raise ValueError("SSE servers are not supported; use the server's streamable HTTP url")

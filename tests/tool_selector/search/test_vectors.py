@@ -199,9 +199,14 @@ def test_an_index_file_of_other_vectors_or_garbage_is_damaged(
     assert caught.value.details["path"] == str(tmp_path / INDEX_FILE)
 
 
-def test_without_faiss_the_error_names_the_package(
-    monkeypatch: pytest.MonkeyPatch, matrix: np.ndarray
+def test_without_faiss_the_search_stays_exact_and_says_what_to_install_once(
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    tmp_path: Path,
+    matrix: np.ndarray,
+    ann: VectorSearch,
 ) -> None:
+    ann.save(tmp_path)  # an index file written where faiss was installed
     real_import = builtins.__import__
 
     def no_faiss(name: str, *args: Any, **kwargs: Any) -> Any:
@@ -210,10 +215,22 @@ def test_without_faiss_the_error_names_the_package(
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(vectors_module, "_faiss_module", None)
+    monkeypatch.setattr(vectors_module, "_faiss_missing_said", False)
     monkeypatch.setattr(builtins, "__import__", no_faiss)
-    assert not VectorSearch.build(matrix).approximate  # exact search never imports faiss
-    with pytest.raises(ConfigurationError, match="pip install faiss-cpu"):
-        VectorSearch.build(matrix, ann_min=100)
+    exact = VectorSearch.build(matrix)
+    with caplog.at_level("WARNING", logger=vectors_module.__name__):
+        built = VectorSearch.build(matrix, ann_min=100)
+        loaded = VectorSearch.load(tmp_path, matrix)
+    assert not built.approximate and not loaded.approximate
+    query = matrix[7]
+    for search in (built, loaded):
+        rows, cosines = search.top(query, 10)
+        assert rows.tolist() == exact.top(query, 10)[0].tolist()
+        assert np.allclose(cosines, exact.top(query, 10)[1])
+    said = [r.getMessage() for r in caplog.records]
+    assert len(said) == 1 and "pip install 'tool-selector[scale]'" in said[0], said
+    with pytest.raises(ConfigurationError, match=r"tool-selector\[scale\]"):
+        vectors_module._faiss()  # what a caller that must have faiss is told
 
 
 def test_list_and_probe_counts(matrix: np.ndarray) -> None:

@@ -1,0 +1,42 @@
+"""The console script registers only the module of the command it runs (routes/cli/__init__.py): the map
+covers every command of the whole app, and ``serve`` starts without the other commands' services."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import typer.main
+
+from routes.cli import COMMANDS, MODULES, full_app
+
+
+def test_the_map_names_every_top_level_command_and_group() -> None:
+    group = typer.main.get_command(full_app())
+    assert isinstance(group, typer.main.TyperGroup)
+    assert set(group.commands) == set(COMMANDS)
+    assert {m for m in COMMANDS.values() if m} <= set(MODULES)
+
+
+def test_each_mapped_command_is_registered_by_its_module_alone() -> None:
+    script = (
+        "import sys, typer.main\n"
+        "from routes.cli import COMMANDS, _register\n"
+        "group = typer.main.get_command(_register(COMMANDS[sys.argv[1]]))\n"
+        "print(sys.argv[1] in group.commands, 'services.write.registry' in sys.modules)\n"
+    )
+    for command, expect_registry in (("serve", False), ("resolve", False), ("catalog", True), ("lab", False)):
+        done = subprocess.run(
+            [sys.executable, "-c", script, command], capture_output=True, text=True, check=True, timeout=120
+        )
+        assert done.stdout.split() == ["True", str(expect_registry)], (command, done.stdout, done.stderr)
+
+
+def test_help_and_a_mistyped_command_get_the_whole_app() -> None:
+    code = "import sys; from routes.cli import main; sys.argv[0] = 'tool-selector'; main()"
+    run = [sys.executable, "-c", code]
+    listed = subprocess.run([*run, "--help"], capture_output=True, text=True, timeout=120, check=False)
+    assert listed.returncode == 0
+    assert all(f" {name} " in listed.stdout for name in ("init", "serve", "quarantine", "lab"))
+    wrong = subprocess.run([*run, "serv"], capture_output=True, text=True, timeout=120, check=False)
+    assert wrong.returncode == 2 and "No such command" in wrong.stderr and "serve" in wrong.stderr
