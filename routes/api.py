@@ -16,7 +16,7 @@ import anyio
 from fastapi import APIRouter, Depends, FastAPI, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from routes import api_console, api_quarantine
+from routes import api_console, api_memory, api_quarantine
 from routes.api_app import ERROR_RESPONSES, install_error_handlers, lifespan_for, need, ops
 from routes.api_guard import KeyThenBodyLimit
 from routes.ui import mount_console
@@ -374,5 +374,6 @@ def build_app(settings: Settings, make_container: Callable[[], Container] | None
     app.include_router(api_console.router)  # before v1: /tools is its own route, not /tools/{id}
     app.include_router(v1)
     app.include_router(api_quarantine.router)
+    app.include_router(api_memory.router)
     mount_console(app)
     return app

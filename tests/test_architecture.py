@@ -30,22 +30,22 @@ BUDGETS = {
     "tool_selector/index": 700,
     "tool_selector/resolve": 1500,
     "tool_selector/resolve/rerank": 350,
-    "tool_selector/route": 170,
+    "tool_selector/route": 400,  # issue 32 added remembered (the memory in the decision)
     "semantic_enrichment": 2100,
     "services/shared": 1500,
     "services/resolve": 420,
     "services/write": 2400,
     "services/api": 900,
-    "services/gateway": 1600,
+    "services/gateway": 1800,  # issue 32 added choices (the memory)
     "services/gateway/catalog_query": 760,
     "routes": 1700,
-    "routes/cli": 1200,  # one module a command group; issue 31 added `init` and the lazy dispatch
+    "routes/cli": 1300,  # one module a command group; issue 31 added `init` and the lazy dispatch
     "routes/ui": 100,
-    "eval/quality": 1600,
-    "eval/fitting": 1300,
+    "eval/quality": 1750,  # issue 32 added replay
+    "eval/fitting": 1450,  # issue 32 added memory_fit
     "eval/bench": 1650,
     "eval/console": 800,
-    "eval/cli": 750,  # issue 31 added bench-cold-start
+    "eval/cli": 800,  # issue 31 added bench-cold-start, issue 32 replay
     "eval/relevance": 1700,
 }
 SQL = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|CREATE TABLE|ALTER TABLE|PRAGMA)\b")

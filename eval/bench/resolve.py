@@ -22,7 +22,71 @@ def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def bench(settings: Settings, dataset_dir: Path, *, queries: int = 300, build: bool = True) -> dict[str, Any]:
+def _memory_overhead(
+    container: Container, service: ResolveService, texts: list[str], size: int
+) -> dict[str, Any]:
+    """The memory of confirmed choices on the read path: ``size`` remembered choices (seeded random
+    request vectors; powers and tools of the catalog, so that each one is usable) in a copy of the
+    catalog database, then per request the resolve alone and the memory's part of a gateway decision
+    (the generation read, the recall and the judge; services/gateway/choices.py)."""
+    import shutil
+
+    import numpy as np
+
+    from services.gateway.choices import ChoiceMemory
+    from tool_selector.catalog import choices
+    from tool_selector.route.remembered import tools_hash
+
+    with tempfile.TemporaryDirectory(prefix="tool-selector-bench-memory-") as tmp:
+        db_path = Path(tmp) / "catalog.db"
+        shutil.copy(service.container.store.path, db_path)
+        copy = Container(
+            container.settings, embedder=container.embedder, backend=container.backend, db_path=db_path
+        )
+        with copy:
+            rng = np.random.default_rng(0)
+            powers = [p for p in service.powers.values() if p.tools]
+            vectors = rng.normal(size=(size, container.embedder.dim)).astype(np.float32)
+            vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+            for i in range(size):  # one transaction each, as the gateway writes them
+                power = powers[i % len(powers)]
+                choices.remember(
+                    copy.store.database,
+                    request_hash=f"bench-{i}",
+                    power=power.name,
+                    tool=power.tools[0].name,
+                    tools_hash=tools_hash(power),
+                    model=container.embedder.model_id,
+                    vector=vectors[i],
+                    request=None,
+                )
+            memory = ChoiceMemory(copy)
+            memory.index()  # loaded once, as a running gateway holds it
+            resolved, remembered, undecided = [], [], []
+            for text in texts:
+                t0 = time.perf_counter()
+                resolution, decision = service.resolve_and_route(text)
+                t1 = time.perf_counter()
+                memory.decide("bench", resolution, decision, service.powers)
+                t2 = time.perf_counter()
+                resolved.append((t1 - t0) * 1000)
+                remembered.append((t2 - t1) * 1000)
+                if decision.status in ("multiple_matches", "weak_matches"):  # the recall runs for these
+                    undecided.append((t2 - t1) * 1000)
+    return {
+        "remembered_choices": size,
+        "resolve_p50_ms": round(percentile(resolved, 50) or 0, 3),
+        "memory_p50_ms": round(percentile(remembered, 50) or 0, 3),
+        "memory_p95_ms": round(percentile(remembered, 95) or 0, 3),
+        "recalled_requests": len(undecided),
+        "memory_p50_ms_where_recalled": round(percentile(undecided, 50) or 0, 3),
+        "memory_p95_ms_where_recalled": round(percentile(undecided, 95) or 0, 3),
+    }
+
+
+def bench(
+    settings: Settings, dataset_dir: Path, *, queries: int = 300, build: bool = True, memory: int = 0
+) -> dict[str, Any]:
     paths = check_dataset_dir(dataset_dir)
     loaded = load_queries(paths.queries, limit_bytes=settings.max_file_bytes)
     texts = [t for _, t in query_texts(loaded)][:queries]
@@ -65,6 +129,8 @@ def bench(settings: Settings, dataset_dir: Path, *, queries: int = 300, build: b
                 "ranker": container.ranker.version if container.ranker is not None else None,
             }
         )
+        if memory:
+            figures["memory"] = _memory_overhead(container, service, texts, memory)
         if build:
             with tempfile.TemporaryDirectory(prefix="tool-selector-bench-") as tmp:
                 fresh = Container(

@@ -21,12 +21,16 @@ def bench(
     ],
     queries: Annotated[int, typer.Option(help="How many queries to time")] = 300,
     build: Annotated[bool, typer.Option(help="Also time an index build from scratch")] = True,
+    memory: Annotated[
+        int, typer.Option(min=0, help="Also time the memory's part of a decision with this many choices")
+    ] = 0,
 ) -> None:
-    """Print resolve latency (warm, in-process), index build time and peak memory."""
+    """Print resolve latency (warm, in-process), index build time and peak memory; with --memory N, the
+    gateway memory's part of a decision with N remembered choices beside the resolve."""
     from eval.bench.resolve import bench as run_bench
 
     with mapped_errors():
-        echo_json(run_bench(cli_settings(), dataset, queries=queries, build=build))
+        echo_json(run_bench(cli_settings(), dataset, queries=queries, build=build, memory=memory))
 
 
 @lab.command("bench-sync")

@@ -188,3 +188,71 @@ def train_ranker_command(
             command=command,
         )
         echo_json({"ranker": str(out), "trees": len(model.ensemble.trees), **model.figures})
+
+
+@lab.command("replay")
+def replay_command(
+    datasets: Annotated[list[Path], typer.Argument(help=DATASETS_HELP)],
+    passes: Annotated[int, typer.Option(min=1, max=10, help="Passes over the requests")] = 2,
+    rephrased: Annotated[
+        bool, typer.Option(help="Later passes read queries-rephrased.jsonl (the same intents reworded)")
+    ] = False,
+    seed: Annotated[int, typer.Option(help="Seeds each pass's order")] = 0,
+    memory: Annotated[bool, typer.Option(help="--no-memory: the same replay with the memory off")] = True,
+) -> None:
+    """A simulated agent drives the gateway service with the datasets' requests, in seeded random order,
+    pass after pass; prints per pass (whole, first and last fifth) plain requests activated, activated
+    precision and requests nothing serves activated, to measure the memory of confirmed choices."""
+    from eval.quality.replay import replay
+
+    with mapped_errors():
+        found = replay(
+            cli_settings(),
+            datasets,
+            passes=passes,
+            rephrased=rephrased,
+            seed=seed,
+            memory=memory,
+            progress=lambda name: typer.echo(f"replayed {name}", err=True),
+        )
+    header = f"{'dataset':<22} pass  plain act  precision  unans act  remembered  (first fifth / last fifth)"
+    lines = [header]
+    for name, rows in [*found["datasets"].items(), ("all", found["all"])]:
+        for row in rows:
+            first, last = row["first_fifth"], row["last_fifth"]
+            lines.append(
+                f"{name[:22]:<22} {row['pass']:>4}  {row['plain_activated']!s:>9}  "
+                f"{row['activated_precision']!s:>9}  {row['unanswerable_activated']!s:>9}  "
+                f"{row['remembered']:>10}  ({first['plain_activated']} / {last['plain_activated']})"
+            )
+    typer.echo("\n".join(lines))
+    echo_json(found)
+
+
+@lab.command("memory-fit")
+def memory_fit_command(
+    datasets: Annotated[
+        list[str], typer.Argument(help="NAME=PATH or PATH: the datasets (a NAME may repeat: one family)")
+    ],
+    out: Annotated[Path, typer.Option(help="Where to write the judge")] = Path(
+        "tool_selector/calibration/memory-v1.json"
+    ),
+    seed: Annotated[int, typer.Option(help="Seeds each pass's order")] = 0,
+    work: Annotated[
+        bool, typer.Option(help="Reuse the collected replays kept in the cache folder (memory-fit/)")
+    ] = True,
+) -> None:
+    """Fit the memory's judge on replays of the datasets and judge it leave-one-dataset-out: per dataset,
+    fitted on the others and replayed twice with it deciding, beside the replay without memory."""
+    from eval.fitting.memory_fit import memory_fit
+
+    with mapped_errors():
+        found = memory_fit(
+            cli_settings(),
+            datasets,
+            out,
+            seed=seed,
+            work=work,
+            progress=lambda text: typer.echo(text, err=True),
+        )
+    echo_json(found)

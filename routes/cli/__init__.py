@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import typer
 
 # the command modules in the order `tool-selector --help` lists their commands
-MODULES = ("resolve", "sync", "gateway", "api", "catalog", "servers", "keys", "quarantine", "scan")
+MODULES = ("resolve", "sync", "gateway", "api", "catalog", "servers", "keys", "quarantine", "memory", "scan")
 # a top-level command or group -> the module that registers it ("lab": the plugins' entry points);
 # tests/routes/test_cli_lazy.py checks it against the whole app
 COMMANDS: dict[str, str] = {
@@ -38,6 +38,7 @@ COMMANDS: dict[str, str] = {
     "servers": "servers",
     "keys": "keys",
     "quarantine": "quarantine",
+    "memory": "memory",
     "init": "sync",
     "lab": "",
 }

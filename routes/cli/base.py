@@ -37,7 +37,12 @@ app.add_typer(catalog_app, name="catalog")
 app.add_typer(index_app, name="index")
 app.add_typer(servers_app, name="servers")
 app.add_typer(keys_app, name="keys")
+memory_app = typer.Typer(
+    no_args_is_help=True,
+    help="Choices agents confirmed, which the gateway remembers (in catalog.db; never sent anywhere).",
+)
 app.add_typer(quarantine_app, name="quarantine")
+app.add_typer(memory_app, name="memory")
 
 PLUGIN_GROUP = "tool_selector.cli"  # entry points of command groups installed beside the product
 

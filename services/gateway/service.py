@@ -27,6 +27,7 @@ from mcp import types
 
 from services.gateway.access import lacks_call, may_call, require_call
 from services.gateway.catalog_query.view import CatalogView
+from services.gateway.choices import ChoiceMemory
 from services.gateway.hints import HintTracker, Suggestion
 from services.gateway.powers import Activation, ChangeReason, Power, PowerManager
 from services.gateway.runnable import catalog_only, mark_runnable, not_runnable_note
@@ -102,6 +103,7 @@ class GatewayService:
         self.live = LiveResolver(container)
         self.live.service()  # refuses here, at start, when there is no current index
         self.hints = HintTracker(sink=self._record_session)
+        self.memory = ChoiceMemory(container)
         self.on_tools_changed = on_tools_changed
         self._limiter = anyio.CapacityLimiter(1)  # the catalog view is read and kept by one thread at a time
         # resolves of concurrent callers (an HTTP gateway) overlap; their query embeddings are batched
@@ -155,8 +157,21 @@ class GatewayService:
 
     # -- resolve_intent ------------------------------------------------------------------------------
 
+    def _decide(self, session: str, query: str) -> Decision:
+        """Resolve and route (a worker thread), the memory of confirmed choices applied, and the answer
+        shown left to wait for the agent's choice (services/gateway/choices.py)."""
+        resolution, decision = self.live.resolve_and_route(query)
+        if not self.memory.enabled:
+            return decision
+        powers = self.live.service().powers
+        decision, fired = self.memory.decide(session, resolution, decision, powers)
+        self.memory.on_resolve(session, resolution, decision, powers, fired)
+        return decision
+
     async def resolve_intent(self, caller: Caller, query: str) -> dict[str, Any]:
-        decision = await anyio.to_thread.run_sync(self.live.decide, query, limiter=self._resolving)
+        decision = await anyio.to_thread.run_sync(
+            self._decide, caller.session_id, query, limiter=self._resolving
+        )
         steps = decision.parts or []  # a multi-step request: one power per step
         answer = decision_json(decision)
         runnable = self.powers.configured()
@@ -224,6 +239,7 @@ class GatewayService:
         require_call(caller.scopes, f"start the power '{name}'")
         prerequisite = self.hints.prerequisite(caller.session_id, "activate_power")
         activation = await self.powers.activate(name)
+        self.memory.on_activate(caller.session_id, name)
         answer = {"status": "activated", **self._activation_json(activation)}
         answer["message"] = (
             f"'{name}' is {'already ' if activation.already_active else ''}running with "
@@ -241,6 +257,7 @@ class GatewayService:
         name = _required(name, "name", "deactivate_power(name='git')")
         require_call(caller.scopes, f"stop the power '{name}'")
         stopped = await self.powers.deactivate(name)
+        await anyio.to_thread.run_sync(self.memory.on_deactivate, caller.session_id, name)
         suggestions = [Suggestion("resolve_intent", "for the next request", {"query": "..."})]
         return {
             "status": "deactivated" if stopped else "not_active",
@@ -276,7 +293,15 @@ class GatewayService:
                 power=power_name,
                 tool=tool,
             )
-        return await self.powers.call(power_name, tool, dict(arguments or {}))
+        result = await self.powers.call(power_name, tool, dict(arguments or {}))
+        await self._called(caller, power_name, tool, result)
+        return result
+
+    async def _called(self, caller: Caller, power: str, tool: str, result: types.CallToolResult) -> None:
+        """A call went through: the memory learns whether it served the session's last request."""
+        if self.memory.enabled:
+            ok = not result.is_error
+            await anyio.to_thread.run_sync(lambda: self.memory.on_call(caller.session_id, power, tool, ok=ok))
 
     async def call_namespaced(
         self, caller: Caller, name: str, arguments: Mapping[str, Any] | None
@@ -295,7 +320,9 @@ class GatewayService:
                 tool=name[:MAX_NAME_CHARS],
             )
         power, tool = found
-        return await self.powers.call(power.name, tool.name, dict(arguments or {}))
+        result = await self.powers.call(power.name, tool.name, dict(arguments or {}))
+        await self._called(caller, power.name, tool.name, result)
+        return result
 
     # -- catalog_query -------------------------------------------------------------------------------
 
@@ -314,6 +341,7 @@ class GatewayService:
                 hint='Call it like catalog_query(query_type="tools", filters={"server": "git"}).',
             )
         view, powers = await anyio.to_thread.run_sync(self._catalog_view, limiter=self._limiter)
+        self.memory.on_other(caller.session_id)
         answer = view.query(query_type, filters)
         runnable = self.powers.configured()
         mark_runnable(answer, runnable)

@@ -175,3 +175,26 @@ def test_the_check_script_exits_1_on_a_spoiled_copy(tmp_path: Path) -> None:
     )
     assert done.returncode == 1
     assert "5 setups, expected at least 6" in done.stderr
+
+
+def test_the_second_phrasing_passes_its_check_and_catches_a_copied_request(tmp_path: Path) -> None:
+    """queries-rephrased.jsonl (REPHRASED.md): its check passes on the set, and fails on a copy whose
+    first rephrasing repeats its original's words."""
+    script = DATASET / "check_rephrased.py"
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, cwd=ROOT, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert all(f"| {name} | " in done.stdout for name in SETUP_NAMES)
+    for name in SETUP_NAMES:
+        shutil.copytree(DATASET / name, tmp_path / name)
+    target = tmp_path / SETUP_NAMES[0] / "queries-rephrased.jsonl"
+    lines = target.read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[0])
+    original = json.loads((tmp_path / SETUP_NAMES[0] / "queries.jsonl").read_text().splitlines()[0])
+    lines[0] = json.dumps(first | {"query": original["query"] + " please"})
+    target.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    broken = subprocess.run(
+        [sys.executable, str(script), "--root", str(tmp_path)], capture_output=True, text=True, check=False
+    )
+    assert broken.returncode != 0 and first["id"] in broken.stdout + broken.stderr

@@ -82,6 +82,11 @@ def attacks(marker: Path, launch: str) -> dict[tuple[str, str], list[Any]]:
         ("GET", "/api/v1/quarantine/{entry_id}"): [None],
         ("POST", "/api/v1/quarantine/{entry_id}/approve"): [{}],
         ("POST", "/api/v1/quarantine/{entry_id}/reject"): [{}],
+        # the memory of confirmed choices reads and erases rows; it never names a command
+        ("GET", "/api/v1/memory"): [None],
+        ("DELETE", "/api/v1/memory"): [None],
+        ("GET", "/api/v1/memory/{choice_id}"): [None],
+        ("DELETE", "/api/v1/memory/{choice_id}"): [None],
     }
 
 
@@ -91,7 +96,7 @@ def schema_routes(settings: Settings) -> set[tuple[str, str]]:
 
 
 def fill(path: str) -> str:
-    values = {"name": SPY, "tool_id": f"{SPY}::run", "job_id": "j-0", "entry_id": "q-0"}
+    values = {"name": SPY, "tool_id": f"{SPY}::run", "job_id": "j-0", "entry_id": "q-0", "choice_id": "1"}
     for key, value in values.items():
         path = path.replace("{" + key + "}", value)
     return path

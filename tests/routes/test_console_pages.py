@@ -438,12 +438,12 @@ def test_the_keyboard_reaches_the_skip_link_the_navigation_and_the_main_actions(
         seen.append(_focused(page))
         if seen[-1] == "Start sync":
             break
-    nav = ["Servers", "Tools", "Quarantine", "Playground", "Audit", "Jobs", "Evaluation"]
+    nav = ["Servers", "Tools", "Quarantine", "Playground", "Audit", "Memory", "Jobs", "Evaluation"]
     assert seen == ["Skip to content", *nav, "Sign out", "Start sync"]
     outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
     assert outline != "none"  # the focus is visible
 
-    for _ in range(7):  # back past Sign out and the links from Evaluation to Tools
+    for _ in range(8):  # back past Sign out and the links from Evaluation to Tools
         page.keyboard.press("Shift+Tab")
     assert _focused(page) == "Tools"
     page.keyboard.press("Enter")
@@ -458,3 +458,49 @@ def test_the_keyboard_reaches_the_skip_link_the_navigation_and_the_main_actions(
     expect(page.get_by_role("link", name="Skip to content")).to_be_focused()
     page.keyboard.press("Enter")  # straight to the page's heading, past the navigation
     expect(page.locator("#page h1")).to_be_focused()
+
+
+def test_an_admin_forgets_one_remembered_choice_then_all_and_a_viewer_cannot(
+    console_site: ConsoleSite, browser_page: Page
+) -> None:
+    import numpy as np
+
+    from tool_selector.catalog import choices
+    from tool_selector.catalog.store import CatalogStore
+
+    page, site = browser_page, console_site
+    with CatalogStore(site.data_dir / "catalog.db") as store:
+        ids = [
+            choices.remember(
+                store.database,
+                request_hash=f"console-{i}",
+                power="time",
+                tool="get_current_time",
+                tools_hash="x",
+                model="m",
+                vector=np.ones(4, np.float32),
+                request="what time is it in Lima" if i else None,
+            )
+            for i in range(2)
+        ]
+    listed = _get(site, "admin", "/memory")
+    assert {c["id"] for c in listed} >= set(ids)
+    _sign_in(page, site, "admin", "memory")
+    rows = page.locator("table.memory tbody tr")
+    expect(rows).to_have_count(len(listed))
+    expect(_row(page, "choice", str(ids[1]))).to_contain_text("what time is it in Lima")
+    expect(_row(page, "choice", str(ids[0]))).to_contain_text("(words not kept)")
+    page.get_by_role("button", name=f"Forget choice {ids[0]} (time)").click()
+    expect(rows).to_have_count(len(listed) - 1)
+    assert ids[0] not in {c["id"] for c in _get(site, "admin", "/memory")}
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="Forget everything").click()
+    expect(page.get_by_text("Nothing remembered yet")).to_be_visible()
+    assert _get(site, "admin", "/memory") == []
+    actions = [r["action"] for r in _get(site, "admin", "/audit", limit=5)]
+    assert actions[:2] == ["memory.clear", "memory.forget"]
+
+    page.get_by_role("button", name="Sign out").click()
+    _sign_in(page, site, "viewer", "memory")
+    expect(page.locator('p.note[data-needs="admin"]')).to_contain_text("The memory is closed")
+    expect(page.locator("table.memory")).to_have_count(0)

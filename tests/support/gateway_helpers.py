@@ -77,7 +77,7 @@ class GatewaySetup:
         )
 
 
-SETTING_GROUPS = ("gateway", "weaviate", "claude", "api", "trust")
+SETTING_GROUPS = ("gateway", "weaviate", "claude", "api", "trust", "memory")
 
 
 def grouped_name(key: str) -> str:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 7  # 2 profiles, enrichments, discovery; 3 gateway_sessions; 4 provenance, keys, audit, jobs;
+SCHEMA_VERSION = 8  # 2 profiles, enrichments, discovery; 3 gateway_sessions; 4 provenance, keys, audit, jobs;
 # 5 output schemas, definition hashes, tool pins and the quarantine (trust); 6 the change log; 7 server pins
-# and server entries in the quarantine (catalog/server_pins.py)
+# and server entries in the quarantine (catalog/server_pins.py); 8 the memory of confirmed choices
+# (catalog/choices.py)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -126,6 +127,22 @@ CREATE TABLE IF NOT EXISTS jobs (
     created_at TEXT NOT NULL,
     created_by TEXT NOT NULL,
     data TEXT NOT NULL
+);
+-- a request the agent resolved, then served with a tool of the power it chose (catalog/choices.py)
+CREATE TABLE IF NOT EXISTS choices (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    request_hash TEXT NOT NULL,
+    power TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    tools_hash TEXT NOT NULL,
+    model TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    request TEXT,
+    confirmed INTEGER NOT NULL DEFAULT 1,
+    refuted INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL,
+    confirmed_at TEXT NOT NULL,
+    UNIQUE (request_hash, power, tool)
 );
 """
 

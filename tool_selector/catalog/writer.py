@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
+from tool_selector.catalog import choices
 from tool_selector.catalog.admin import AuditRecord, write_audit
 from tool_selector.catalog.approvals import Approvals
 from tool_selector.catalog.changes import scan_context
@@ -90,6 +91,33 @@ class CatalogWriter(Approvals):
         """An audit record for a change made outside the database (the server configuration file)."""
         with self._store.database.transaction() as db:
             self._audit(db, actor, action, target, before_hash, after_hash, datetime.now(UTC), details)
+
+    # -- the gateway's memory of confirmed choices (catalog/choices.py) ---------------------------
+
+    def forget_choice(self, actor: str, choice_id: int, *, power: str, tool: str) -> int:
+        """Forget one remembered choice, audited as ``memory.forget`` in the same transaction."""
+        with self._store.database.transaction() as db:
+            gone = choices.forget(self._store.database, [choice_id])
+            now = datetime.now(UTC)
+            self._audit(
+                db,
+                actor,
+                "memory.forget",
+                f"choice {choice_id}",
+                None,
+                None,
+                now,
+                {"power": power, "tool": tool},
+            )
+        return gone
+
+    def clear_choices(self, actor: str) -> int:
+        """Forget every remembered choice, audited as ``memory.clear`` in the same transaction."""
+        with self._store.database.transaction() as db:
+            gone = choices.clear(self._store.database)
+            now = datetime.now(UTC)
+            self._audit(db, actor, "memory.clear", "choices", None, None, now, {"forgotten": gone})
+        return gone
 
     # -- many servers at once --------------------------------------------------------------------
 

@@ -69,3 +69,29 @@ class TrustSettings(BaseModel):
         description="catalog imports (`catalog import` without --approve, REST import jobs) and server "
         "entries added by `servers import`",
     )
+
+
+class MemorySettings(BaseModel):
+    """The gateway's memory of confirmed choices (services/gateway/choices.py): a request the agent
+    resolved, then served with a tool of the power it chose, is remembered in catalog.db, and a later
+    request close to it may activate that power when the resolver counts it among its first candidates
+    (tool_selector/route/remembered.py)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    enabled: bool = Field(default=True, description="remember confirmed choices and use them")
+    keep_text: bool = Field(
+        default=False,
+        description="keep the request's words beside its embedding (shown by `memory list`); off, only the "
+        "embedding, a hash of the request and the power and tool are kept",
+    )
+    max_age_days: float = Field(
+        default=180.0, gt=0, description="a choice not confirmed again for this long is not used"
+    )
+    window_calls: int = Field(
+        default=8,
+        ge=1,
+        le=100,
+        description="gateway calls after a resolve_intent within which an activation and a successful tool "
+        "call of that power confirm the choice",
+    )

@@ -18,12 +18,18 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, InitSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
-from tool_selector.config.groups import ApiSettings, TrustSettings
+from tool_selector.config.groups import ApiSettings, MemorySettings, TrustSettings
 from tool_selector.config.weaviate import WeaviateSettings
 from tool_selector.core.errors import ConfigurationError
 from tool_selector.core.files import DEFAULT_MAX_FILE_BYTES, read_settings_toml
 
-__all__ = ["ApiSettings", "Settings", "TrustSettings", "WeaviateSettings"]  # the groups live beside it
+__all__ = [
+    "ApiSettings",
+    "MemorySettings",
+    "Settings",
+    "TrustSettings",
+    "WeaviateSettings",
+]  # the groups live beside it
 
 DEFAULT_FIELD_BOOSTS: dict[str, float] = {
     # Tool and server fields; ratios measured on msc_bench_dev L1-4 (see README "Retrieval tuning").
@@ -145,6 +151,7 @@ GROUPS: dict[str, type[BaseModel]] = {
     "gateway": GatewaySettings,
     "api": ApiSettings,
     "trust": TrustSettings,
+    "memory": MemorySettings,
 }
 # the names the services' own SDKs read, read too (without the prefix)
 _BARE_ENV = {
@@ -301,6 +308,7 @@ class Settings(BaseSettings):
     gateway: GatewaySettings = Field(default_factory=GatewaySettings, description="the MCP gateway")
     api: ApiSettings = Field(default_factory=ApiSettings, description="the REST API")
     trust: TrustSettings = Field(default_factory=TrustSettings, description="pinned tools and approvals")
+    memory: MemorySettings = Field(default_factory=MemorySettings, description="confirmed choices")
 
     @property
     def db_path(self) -> Path:

@@ -7,7 +7,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, computed_field
 
 from tool_selector.core.hashing import sha256_of, tool_hash
 from tool_selector.core.names import ServerName, ToolName, tool_id  # ids are made and split there
@@ -124,6 +124,7 @@ class MatchType(StrEnum):
     KEYWORD = "keyword"
     SEMANTIC = "semantic"
     HYBRID = "hybrid"
+    REMEMBERED = "remembered"  # the gateway's memory of confirmed choices decided (route/remembered.py)
 
 
 SearchMode = Literal["keyword", "semantic", "hybrid"]
@@ -180,6 +181,20 @@ class QueryPart(BaseModel):
     tools: list[str] = Field(default_factory=list, description="the tool ids that fit this step, best first")
 
 
+@dataclass(frozen=True, eq=False)
+class RequestVector:
+    """A request's embedding held beside a resolution; two are equal when their values are."""
+
+    values: Any
+
+    def __eq__(self, other: object) -> bool:
+        import numpy as np
+
+        return isinstance(other, RequestVector) and bool(np.array_equal(self.values, other.values))
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 class Resolution(BaseModel):
     """The resolver's answer: ranked tools and powers, and two absolute probabilities."""
 
@@ -195,6 +210,17 @@ class Resolution(BaseModel):
     parts: list[QueryPart] = Field(
         default_factory=list, description="the steps of a multi-step request; empty when it does not split"
     )
+    # the request's embedding (of its text with the arguments taken out): never serialised; the gateway's
+    # memory of confirmed choices compares requests by it (services/gateway/choices.py)
+    _vector: RequestVector | None = PrivateAttr(default=None)
+
+    @property
+    def vector(self) -> Any:
+        return None if self._vector is None else self._vector.values
+
+    def with_vector(self, values: Any) -> Resolution:
+        self._vector = RequestVector(values)
+        return self
 
 
 TierName = Literal["activated", "multiple_matches", "weak_matches", "not_found"]

@@ -323,7 +323,7 @@ class Resolver:
         catalog the index holds (the confidence reads them)."""
         ranking = self.rank(check_query(query, self.max_query_chars), mode, terms)
         evidence, top, top3 = self.judge(ranking, terms)
-        return Resolution(
+        resolution = Resolution(
             query=ranking.text,
             mode=mode,
             tools=[
@@ -342,3 +342,4 @@ class Resolver:
             features=evidence,
             parts=ranking.parts,
         )
+        return resolution.with_vector(ranking.vector)

@@ -12,6 +12,7 @@ const PAGES = {
   quarantine: () => import("./page-quarantine.js"),
   playground: () => import("./page-playground.js"),
   audit: () => import("./page-audit.js"),
+  memory: () => import("./page-memory.js"),
   jobs: () => import("./page-jobs.js"),
   eval: () => import("./page-eval.js"),
 };

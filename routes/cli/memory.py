@@ -1,0 +1,73 @@
+"""``memory list | show | forget | clear``: what the gateway remembers of the choices agents confirmed."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from routes.cli.base import JsonOrText, cli_settings, echo_json, mapped_errors, memory_app, wants_json
+
+
+@memory_app.command("list")
+def memory_list(
+    limit: Annotated[int | None, typer.Option(min=1, help="At most this many, latest first")] = None,
+    as_json: JsonOrText = None,
+) -> None:
+    """List the remembered choices, the latest confirmed first: id, power, tool, times confirmed and
+    refuted, when (and the request's words only when memory.keep_text is on)."""
+    from services.shared.container import Container
+    from services.write.memory import list_choices
+
+    with mapped_errors(), Container(cli_settings()) as container:
+        found = list_choices(container, limit=limit)
+    if wants_json(as_json):
+        echo_json([c.model_dump() for c in found])
+        return
+    if not found:
+        typer.echo("Nothing remembered yet: the gateway remembers a choice after an agent's call served it.")
+        return
+    typer.echo(f"{'id':>6}  {'power':<28} {'tool':<28} {'conf':>4} {'ref':>3}  confirmed at")
+    for c in found:
+        typer.echo(
+            f"{c.id:>6}  {c.power[:28]:<28} {c.tool[:28]:<28} {c.confirmed:>4} {c.refuted:>3}  "
+            + c.confirmed_at
+        )
+
+
+@memory_app.command("show")
+def memory_show(choice: Annotated[int, typer.Argument(help="The id from `memory list`")]) -> None:
+    """Show one remembered choice (JSON)."""
+    from services.shared.container import Container
+    from services.write.memory import show_choice
+
+    with mapped_errors(), Container(cli_settings()) as container:
+        echo_json(show_choice(container, choice).model_dump())
+
+
+@memory_app.command("forget")
+def memory_forget(choice: Annotated[int, typer.Argument(help="The id from `memory list`")]) -> None:
+    """Forget one remembered choice (audited)."""
+    from services.shared.auth import cli_principal
+    from services.shared.container import Container
+    from services.write.memory import forget_choice
+
+    with mapped_errors(), Container(cli_settings()) as container:
+        gone = forget_choice(container, choice, actor=cli_principal().actor)
+    echo_json({"forgotten": gone.id, "power": gone.power, "tool": gone.tool})
+
+
+@memory_app.command("clear")
+def memory_clear(
+    yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation")] = False,
+) -> None:
+    """Forget every remembered choice (audited). A running gateway stops using them at its next request."""
+    from services.shared.auth import cli_principal
+    from services.shared.container import Container
+    from services.write.memory import clear_choices
+
+    if not yes and not typer.confirm("Forget every remembered choice?"):
+        raise typer.Exit(1)
+    with mapped_errors(), Container(cli_settings()) as container:
+        gone = clear_choices(container, actor=cli_principal().actor)
+    echo_json({"forgotten": gone})

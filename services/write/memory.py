@@ -1,0 +1,64 @@
+"""``tool-selector memory`` and the REST routes under ``admin``: what the gateway remembers of the
+choices agents confirmed (services/gateway/choices.py), and forgetting it. Forgetting and clearing are
+audited; nothing here leaves the machine."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from services.shared.container import Container
+from tool_selector.catalog import choices as rows
+from tool_selector.core.errors import NotFoundError
+
+
+class ChoiceView(BaseModel):
+    id: int
+    power: str
+    tool: str
+    confirmed: int
+    refuted: int
+    created_at: str
+    confirmed_at: str
+    request: str | None = None  # only under memory.keep_text
+    request_hash: str
+    model: str
+
+
+def _view(choice: rows.Choice) -> ChoiceView:
+    return ChoiceView(
+        id=choice.id,
+        power=choice.power,
+        tool=choice.tool,
+        confirmed=choice.confirmed,
+        refuted=choice.refuted,
+        created_at=choice.created_at,
+        confirmed_at=choice.confirmed_at,
+        request=choice.request,
+        request_hash=choice.request_hash,
+        model=choice.model,
+    )
+
+
+def list_choices(container: Container, *, limit: int | None = None) -> list[ChoiceView]:
+    return [_view(c) for c in rows.list_choices(container.store.database, limit=limit)]
+
+
+def show_choice(container: Container, choice_id: int) -> ChoiceView:
+    found = rows.get_choice(container.store.database, choice_id)
+    if found is None:
+        raise NotFoundError(
+            f"No remembered choice has the id {choice_id}.", hint="`tool-selector memory list` shows them."
+        )
+    return _view(found)
+
+
+def forget_choice(container: Container, choice_id: int, *, actor: str) -> ChoiceView:
+    """Forget one remembered choice (audited as ``memory.forget``)."""
+    shown = show_choice(container, choice_id)
+    container.writer.forget_choice(actor, choice_id, power=shown.power, tool=shown.tool)
+    return shown
+
+
+def clear_choices(container: Container, *, actor: str) -> int:
+    """Forget every remembered choice (audited as ``memory.clear``); how many there were."""
+    return container.writer.clear_choices(actor)

@@ -1,0 +1,208 @@
+"""Confirmed choices in the decision: a request close to one the agent resolved and then served with a
+tool of the power it chose can activate that power.
+
+A remembered choice is *usable* for a request when its power is one of the resolver's first
+``CANDIDATES`` powers for it (memory never makes a candidate of a power the resolver did not find), the
+power still has the tools it had (the hash of their shown definitions: a change, or a tool held in
+quarantine, and the choice stops counting; its tool must still be there), it was confirmed more often
+than refuted, not longer ago than ``max_age_days``, and the two requests (both with their arguments
+taken out) are at least ``FLOOR`` close (cosine).
+
+The closest usable choice is judged by ``MemoryModel``: a logistic regression over five features,
+fitted on replays (eval/fitting/memory_fit.py) and judged leave-one-dataset-out there:
+- ``similarity``: the cosine of the two requests;
+- ``margin``: how much closer it is than the closest usable remembered request of another power (or than
+  ``FLOOR`` when there is none);
+- ``confirmations``: log(1 + confirmed - refuted) of that choice;
+- ``top3``: the resolver's own P(a right power among the top three);
+- ``rank``: 1 / (1 + the power's place among the resolver's candidates).
+Its probability that the remembered power is right becomes the decision's confidence when it reaches the
+``activated`` line and the remembered request is at least ``ACTIVATE_FROM`` close; a decision the resolver
+already activated is left as it is.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from tool_selector.config.settings import TierThresholds
+from tool_selector.core.hashing import sha256_of
+from tool_selector.core.models import Decision, MatchType
+from tool_selector.route.tiers import PowerInfo
+
+CANDIDATES = 5  # the resolver's first powers a remembered choice must be among
+FLOOR = 0.35  # no remembered request less close than this is looked at (paraphrases: median 0.60)
+# and none activates anything below this: requests no configured power serves that sat near a remembered
+# one of a power that seemed to fit (near-domain: "push my commits" beside "commit my changes") were
+# 0.55-0.73 close in the replays, paraphrases of the same intent 0.41-0.79 (median 0.60); memory
+# activates the same request with other arguments and close rewordings, never a neighbouring request
+ACTIVATE_FROM = 0.75
+FEATURES = ("similarity", "margin", "confirmations", "top3", "rank")
+
+
+def tools_hash(info: PowerInfo) -> str:
+    """A power's tools as the agent is shown them (name, description, input schema), sorted by name."""
+    return sha256_of(sorted(([t.name, t.description, t.input_schema] for t in info.tools), key=str))
+
+
+class MemoryModel(BaseModel):
+    """P(the remembered power is right) = sigmoid(intercept + sum_i w_i (x_i - mean_i) / scale_i)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    version: str
+    features: list[str] = Field(default_factory=lambda: list(FEATURES))
+    intercept: float
+    coefficients: list[float]
+    mean: list[float]
+    scale: list[float]
+    provenance: dict[str, object] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> MemoryModel:
+        n = len(self.features)
+        sizes = (len(self.coefficients), len(self.mean), len(self.scale))
+        if sizes != (n, n, n) or any(v <= 0 for v in self.scale):
+            raise ValueError(
+                "the memory's judge needs a coefficient, a mean and a positive scale per feature"
+            )
+        return self
+
+    def probability(self, x: Sequence[float]) -> float:
+        z = self.intercept + sum(
+            w * (v - m) / s for w, v, m, s in zip(self.coefficients, x, self.mean, self.scale, strict=True)
+        )
+        return 1.0 / (1.0 + math.exp(-max(min(z, 40.0), -40.0)))
+
+
+@dataclass(frozen=True)
+class Remembered:
+    """One confirmed choice as the recall reads it."""
+
+    id: int
+    power: str
+    tool: str
+    tools_hash: str
+    confirmed: int
+    refuted: int
+    confirmed_at: datetime
+
+
+@dataclass(frozen=True)
+class Recalled:
+    choice: Remembered
+    similarity: float
+    features: tuple[float, ...]
+
+
+class ChoiceIndex:
+    """The remembered choices of one embedding model, their vectors in one matrix ordered by power, so a
+    recall reads only the rows of the resolver's candidates (cosine by a product)."""
+
+    def __init__(self, choices: Sequence[Remembered], vectors: np.ndarray) -> None:
+        order = sorted(range(len(choices)), key=lambda i: choices[i].power)
+        self.choices = [choices[i] for i in order]
+        matrix = np.asarray(vectors, dtype=np.float32)
+        matrix = matrix.reshape(len(choices), -1) if choices else np.zeros((0, 0), np.float32)
+        self.matrix = np.ascontiguousarray(matrix[order]) if choices else matrix
+        self._spans: dict[str, tuple[int, int]] = {}  # power -> its rows [start, end)
+        for i, choice in enumerate(self.choices):
+            start, _ = self._spans.get(choice.power, (i, i))
+            self._spans[choice.power] = (start, i + 1)
+
+    def __len__(self) -> int:
+        return len(self.choices)
+
+    def recall(
+        self,
+        vector: np.ndarray,
+        ranked: Sequence[str],
+        powers: Mapping[str, PowerInfo],
+        top3: float,
+        *,
+        max_age_days: float,
+        now: datetime | None = None,
+        hash_of: Callable[[str], str] | None = None,
+    ) -> Recalled | None:
+        """The closest usable remembered choice for a request whose resolver ranked the powers ``ranked``
+        (best first), with its features; None when there is none. ``hash_of(name)``: the power's
+        ``tools_hash`` from a cache (hashing every candidate's tools costs more than the recall)."""
+        if not self.choices:
+            return None
+        places = {name: i for i, name in enumerate(ranked[:CANDIDATES]) if name in powers}
+        spans = [self._spans[name] for name in places if name in self._spans]
+        if not spans:
+            return None
+        query = np.asarray(vector, dtype=np.float32)
+        scores = np.full(len(self.choices), -1.0, dtype=np.float32)
+        for start, end in spans:
+            scores[start:end] = self.matrix[start:end] @ query
+        close = np.flatnonzero(scores >= FLOOR)
+        if close.size == 0:
+            return None
+        oldest = (now or datetime.now(UTC)) - timedelta(days=max_age_days)
+        hashes: dict[str, str] = {}
+        usable: list[tuple[float, Remembered]] = []
+        for i in close[np.argsort(-scores[close], kind="stable")]:
+            choice = self.choices[int(i)]
+            if (
+                choice.power not in places
+                or choice.confirmed <= choice.refuted
+                or choice.confirmed_at < oldest
+            ):
+                continue
+            info = powers[choice.power]
+            if choice.power not in hashes:
+                hashes[choice.power] = hash_of(choice.power) if hash_of is not None else tools_hash(info)
+            if hashes[choice.power] != choice.tools_hash or all(t.name != choice.tool for t in info.tools):
+                continue
+            usable.append((float(scores[i]), choice))
+        if not usable:
+            return None
+        best_score, best = usable[0]
+        rival = next((s for s, c in usable if c.power != best.power), FLOOR)
+        features = (
+            best_score,
+            best_score - rival,
+            math.log1p(best.confirmed - best.refuted),
+            top3,
+            1.0 / (1.0 + places[best.power]),
+        )
+        return Recalled(best, best_score, features)
+
+
+def apply_memory(
+    decision: Decision,
+    recalled: Recalled,
+    probability: float,
+    powers: Mapping[str, PowerInfo],
+    thresholds: TierThresholds,
+) -> Decision:
+    """The decision activated by the remembered choice when ``probability`` reaches the activated line;
+    else as it was."""
+    unsure = probability < thresholds.activated or recalled.similarity < ACTIVATE_FROM
+    if decision.status == "activated" or decision.parts or unsure:
+        return decision
+    info = powers[recalled.choice.power]
+    tool = recalled.choice.tool
+    ordered = [tool] + [t.name for t in info.tools if t.name != tool]
+    names = ", ".join(ordered[:4]) + (", ..." if len(ordered) > 4 else "")
+    return Decision(
+        status="activated",
+        power=info.name,
+        match_type=MatchType.REMEMBERED,
+        tools=sorted(info.tools, key=lambda t: t.name != tool),
+        confidence=round(probability, 4),
+        query=decision.query,
+        message=(
+            f"Activated '{info.name}' ({probability:.0%} sure): a request like this was served by its tool "
+            f"{tool} before ({recalled.choice.confirmed}x here). Call the one of its tools ({names}) that "
+            "does the request; if it is the wrong power, call deactivate_power and ask the user."
+        ),
+    )
