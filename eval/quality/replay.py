@@ -134,6 +134,7 @@ async def _replay_one(
         if model is not None:
             service.memory.model = model
         service.memory.apply = not collect
+        service.memory.runnable = None  # a benchmark's servers are catalog entries: none is configured
         service.memory.observer = lambda session, recalled, p: seen.__setitem__(session, (recalled, p))
         for number, words in enumerate(texts):
             order = list(queries)

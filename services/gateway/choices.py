@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cache
@@ -89,6 +89,10 @@ class ChoiceMemory:
         self.model: MemoryModel | None = shipped_model()
         self.apply = True  # False: judge and tell the observer, change nothing (the lab's fitting replays)
         self.observer: Observer | None = None
+        # the powers this gateway may start (set by GatewayService: its configured servers); a remembered
+        # choice of any other power (removed from the configuration, or only in the catalog) is not used.
+        # None: every power of the catalog (the lab's replays, whose catalogs cannot run)
+        self.runnable: Callable[[], Collection[str]] | None = None
         self._hashes: tuple[Mapping[str, PowerInfo], dict[str, str]] = ({}, {})
 
     def _hash_of(self, powers: Mapping[str, PowerInfo], name: str) -> str:
@@ -149,7 +153,8 @@ class ChoiceMemory:
         undecided = decision.status in ("multiple_matches", "weak_matches")
         if not self.enabled or not undecided or decision.parts or vector is None:
             return decision, None
-        ranked = [p.name for p in resolution.powers]
+        allowed = self.runnable() if self.runnable is not None else None
+        ranked = [p.name for p in resolution.powers if allowed is None or p.name in allowed]
         top3 = max(resolution.top3_confidence, resolution.confidence)
         recalled = self.index().recall(
             vector,

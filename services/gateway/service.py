@@ -116,6 +116,7 @@ class GatewayService:
             on_change=self._powers_changed,
             vet=self._vet,
         )
+        self.memory.runnable = lambda: self.powers.configured().keys()
 
     def _record_session(self, stats: GatewaySessionStats) -> None:
         self.container.store.put_gateway_session(stats)

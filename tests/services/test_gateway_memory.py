@@ -136,3 +136,19 @@ def test_the_shipped_judge_loads_and_names_its_features() -> None:
         "rank",
     ]
     assert all(w >= 0 for w in model.coefficients) and "leave_one_dataset_out" in model.provenance
+
+
+def test_a_remembered_power_decides_only_while_it_is_configured(memory: ChoiceMemory) -> None:
+    from tool_selector.core.models import PowerCandidate
+
+    _fired(memory)  # "list my keys" served by redis
+    ranked = [PowerCandidate(name=n, score=1.0, match_type="hybrid") for n in ("memcache", "redis")]
+    asked = resolution("list my keys", np.ones(4)).model_copy(update={"powers": ranked})
+    asked = asked.with_vector(np.ones(4) / 2)
+    memory.model = MemoryModel(
+        version="sure", intercept=8.0, coefficients=[0.0] * 5, mean=[0.0] * 5, scale=[1.0] * 5
+    )
+    decided, fired = memory.decide("t", asked, TIE, POWERS)
+    assert (decided.status, decided.power, fired is not None) == ("activated", "redis", True)
+    memory.runnable = lambda: {"memcache"}  # the operator removed redis from the configuration
+    assert memory.decide("t", asked, TIE, POWERS) == (TIE, None)
