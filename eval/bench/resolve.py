@@ -35,7 +35,7 @@ def _memory_overhead(
 
     from services.gateway.choices import ChoiceMemory
     from tool_selector.catalog import choices
-    from tool_selector.route.remembered import tools_hash
+    from tool_selector.route.tiers import tools_hash
 
     with tempfile.TemporaryDirectory(prefix="tool-selector-bench-memory-") as tmp:
         db_path = Path(tmp) / "catalog.db"

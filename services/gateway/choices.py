@@ -33,9 +33,8 @@ from tool_selector.route.remembered import (
     Recalled,
     Remembered,
     apply_memory,
-    tools_hash,
 )
-from tool_selector.route.tiers import PowerInfo
+from tool_selector.route.tiers import PowerInfo, tools_hash
 
 MAX_SESSIONS = 1_000  # sessions followed at once (an HTTP gateway); the oldest is dropped past it
 MODEL_FILE = "memory-v1.json"  # tool_selector/calibration/: eval/fitting/memory_fit.py writes it

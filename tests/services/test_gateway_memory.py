@@ -17,8 +17,8 @@ from tool_selector.config.groups import MemorySettings
 from tool_selector.config.settings import Settings
 from tool_selector.core.models import Decision, PowerSummary, Resolution, ToolSummary
 from tool_selector.embedding.embedders import HashingEmbedder
-from tool_selector.route.remembered import MemoryModel, Recalled, Remembered, tools_hash
-from tool_selector.route.tiers import PowerInfo
+from tool_selector.route.remembered import MemoryModel, Recalled, Remembered
+from tool_selector.route.tiers import PowerInfo, tools_hash
 
 POWERS = {
     name: PowerInfo(name=name, description="", tools=[ToolSummary(name="get", description="get it")])

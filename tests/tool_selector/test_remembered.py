@@ -19,9 +19,8 @@ from tool_selector.route.remembered import (
     MemoryModel,
     Remembered,
     apply_memory,
-    tools_hash,
 )
-from tool_selector.route.tiers import PowerInfo
+from tool_selector.route.tiers import PowerInfo, tools_hash
 
 DIM = 8
 

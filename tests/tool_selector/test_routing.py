@@ -276,3 +276,24 @@ def test_the_activated_message_names_the_tools_that_match_best_first() -> None:
         }
     )
     assert "(d, b, a, c, ...)" in route(resolution, powers, DEFAULTS).message
+
+
+def test_the_same_server_configured_twice_is_never_activated_by_words_alone() -> None:
+    """Two powers with exactly the same tools (one server, two accounts): the request's words cannot
+    choose, so a sure resolution becomes multiple_matches naming both; tools that differ in one
+    description are not twins."""
+    work = _info("github-work", 3)
+    twin = work.model_copy(update={"name": "github-personal"})
+    other = work.model_copy(
+        update={
+            "name": "github-fork",
+            "tools": [*work.tools[:2], work.tools[2].model_copy(update={"description": "x"})],
+        }
+    )
+    powers = {p.name: p for p in (work, twin, other)}
+    decision = route(_resolution(0.97, ["github-work", "github-personal", "github-fork"]), powers, DEFAULTS)
+    assert decision.status == "multiple_matches"
+    assert [m.power for m in decision.matches or []][:2] == ["github-work", "github-personal"]
+    assert "have the same tools (the same server configured twice?)" in decision.message
+    near = route(_resolution(0.97, ["github-work", "github-fork"]), powers, DEFAULTS)
+    assert (near.status, near.power) == ("activated", "github-work")

@@ -32,9 +32,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tool_selector.config.settings import TierThresholds
-from tool_selector.core.hashing import sha256_of
 from tool_selector.core.models import Decision, MatchType
-from tool_selector.route.tiers import PowerInfo
+from tool_selector.route.tiers import PowerInfo, tools_hash
 
 CANDIDATES = 5  # the resolver's first powers a remembered choice must be among
 FLOOR = 0.35  # no remembered request less close than this is looked at (paraphrases: median 0.60)
@@ -44,11 +43,6 @@ FLOOR = 0.35  # no remembered request less close than this is looked at (paraphr
 # activates the same request with other arguments and close rewordings, never a neighbouring request
 ACTIVATE_FROM = 0.75
 FEATURES = ("similarity", "margin", "confirmations", "top3", "rank")
-
-
-def tools_hash(info: PowerInfo) -> str:
-    """A power's tools as the agent is shown them (name, description, input schema), sorted by name."""
-    return sha256_of(sorted(([t.name, t.description, t.input_schema] for t in info.tools), key=str))
 
 
 class MemoryModel(BaseModel):

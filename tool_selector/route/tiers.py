@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from pydantic import BaseModel, Field
 
 from tool_selector.config.settings import TierThresholds
+from tool_selector.core.hashing import sha256_of
 from tool_selector.core.models import Decision, PowerSummary, Resolution, TierName, ToolSummary
 from tool_selector.core.names import tool_of
 
@@ -71,8 +72,27 @@ def _does(info: PowerInfo, limit: int = 3) -> str:
     return f"tools {', '.join(names)}{more}" if names else "no tools listed"
 
 
+def tools_hash(info: PowerInfo) -> str:
+    """A power's tools as the agent is shown them (name, description, input schema), sorted by name."""
+    return sha256_of(sorted(([t.name, t.description, t.input_schema] for t in info.tools), key=str))
+
+
+def _twin(top: PowerInfo, others: list[PowerInfo]) -> PowerInfo | None:
+    """A runner-up with exactly the top power's tools: the same server configured twice (two accounts,
+    two projects), which no request's words can tell apart."""
+    if not top.tools:
+        return None
+    mine = tools_hash(top)
+    return next((o for o in others if o.tools and tools_hash(o) == mine), None)
+
+
 def _difference(first: PowerInfo, second: PowerInfo) -> str:
     """How two powers differ, by the tools only one of them has (at most two names each)."""
+    if first.tools and tools_hash(first) == tools_hash(second):
+        return (
+            f" '{first.name}' and '{second.name}' have the same tools (the same server configured twice?): "
+            "only the user can say which account or project is meant."
+        )
     mine = [t.name for t in first.tools if t.name not in {u.name for u in second.tools}][:2]
     theirs = [t.name for t in second.tools if t.name not in {u.name for u in first.tools}][:2]
     if not mine or not theirs:
@@ -96,6 +116,8 @@ def route(resolution: Resolution, powers: Mapping[str, PowerInfo], thresholds: T
     tier = tier_of(resolution.confidence, resolution.top3_confidence, thresholds) if ranked else "not_found"
     if tier == "activated" and not top_known:
         tier = "multiple_matches"
+    if tier == "activated" and _twin(ranked[0][1], [info for _, info in ranked[1:3]]) is not None:
+        tier = "multiple_matches"  # the words cannot choose between twins: the user must
     if tier == "activated":
         top, info = ranked[0]
         own = [t.name for t in info.tools]
