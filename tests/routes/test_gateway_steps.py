@@ -2,9 +2,10 @@
 tools (``parts``), its message names the power of every step, and its suggestions activate them, one per
 step. The mcp Client against the server object ``tool-selector serve`` builds, in-process.
 
-The catalog: the weather station (tests/servers/flaky_server.py, served over streamable HTTP from a
-thread) synced twice, as ``weather`` and ``station``, and a ``lighthouse`` server imported but never
-configured. Each of those tests puts the parts (and the confidence that picks the tier) into the real
+The catalog: the weather station (tests/servers/flaky_server.py) synced twice, as ``weather`` (served
+over streamable HTTP from a thread, without its ``crash`` tool) and ``station`` (its stdio process, with
+it: not the same tools, so the router may activate either), and a ``lighthouse`` server imported but
+never configured. Each of those tests puts the parts (and the confidence that picks the tier) into the real
 resolution at the service layer, to pin each answer shape. The last test is end to end: a real
 ``tool-selector serve`` process over stdio, the real model, and the resolver's own split of a real
 two-step request over the gateway-demo catalog.
@@ -13,6 +14,7 @@ two-step request over the gateway-demo catalog.
 from __future__ import annotations
 
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,7 @@ from services.write.registry import refresh
 from services.write.sync import run_sync
 from tests.support.catalogs import write_catalog
 from tests.support.gateway_helpers import (
+    SERVERS,
     GatewaySetup,
     answer,
     inprocess_gateway,
@@ -57,7 +60,8 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewaySetup]
     base = tmp_path_factory.mktemp("steps-gateway")
     setup = GatewaySetup(base / "data", base / "cache", base / "servers.json")
     with weather_station_over_http() as url:
-        configs = {"weather": ServerConfig(url=url), "station": ServerConfig(url=url)}
+        station = ServerConfig(command=sys.executable, args=[str(SERVERS / "flaky_server.py")])
+        configs = {"weather": ServerConfig(url=url), "station": station}
         save_servers(setup.servers_file, ServersFile(mcpServers=configs))
         catalog = write_catalog(base / "catalog", {"lighthouse": ["log_lighthouse_lamp_hours"]})
         with Container(setup.settings(enricher="offline"), embedder=HASHING) as container:
