@@ -36,6 +36,21 @@ from tool_selector.config.settings import Settings
 _CLI = Path(sys.executable).parent / "tool-selector"
 
 
+def _serve_env(settings: Settings, data_dir: Path, servers_file: Path) -> dict[str, str]:
+    """The environment a benchmark's ``tool-selector`` processes run with: this one's, less every
+    TOOL_SELECTOR_ setting but the demo root (the demo configuration's commands are under it), plus the
+    data folder, the shared cache (the model export) and the server configuration."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOL_SELECTOR_")}
+    if os.environ.get("TOOL_SELECTOR_DEMO_ROOT"):
+        env["TOOL_SELECTOR_DEMO_ROOT"] = os.environ["TOOL_SELECTOR_DEMO_ROOT"]
+    return env | {
+        "TOOL_SELECTOR_DATA_DIR": str(data_dir),
+        "TOOL_SELECTOR_CACHE_DIR": str(settings.cache_dir),
+        "TOOL_SELECTOR_SERVERS_FILE": str(servers_file.resolve()),
+        "OPENBLAS_NUM_THREADS": "1",
+    }
+
+
 def _ms(values: Sequence[float], q: float) -> float:
     ordered = sorted(values)
     return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000, 2)
@@ -85,14 +100,7 @@ def bench_gateway(
     rounds: int = 7,
 ) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="ts-bench-gateway-") as tmp:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("TOOL_SELECTOR_")}
-        env |= {
-            "TOOL_SELECTOR_DATA_DIR": str(Path(tmp) / "data"),
-            "TOOL_SELECTOR_CACHE_DIR": str(settings.cache_dir),
-            "TOOL_SELECTOR_SERVERS_FILE": str(servers_file.resolve()),
-            "TOOL_SELECTOR_ENRICHER": "offline",
-            "OPENBLAS_NUM_THREADS": "1",
-        }
+        env = _serve_env(settings, Path(tmp) / "data", servers_file) | {"TOOL_SELECTOR_ENRICHER": "offline"}
         done = subprocess.run([str(_CLI), "sync"], env=env, capture_output=True, text=True, check=False)
         if done.returncode not in (0, 20):
             raise RuntimeError(f"`tool-selector sync` failed ({done.returncode}): {done.stderr[-2000:]}")
@@ -154,15 +162,7 @@ def bench_cold_start(
 
     with tempfile.TemporaryDirectory(prefix="ts-bench-cold-") as tmp:
         shutil.copytree(data_dir, Path(tmp) / "data", ignore=shutil.ignore_patterns("*.lock"))
-        env = {k: v for k, v in os.environ.items() if not k.startswith("TOOL_SELECTOR_")}
-        env |= {
-            "TOOL_SELECTOR_DATA_DIR": str(Path(tmp) / "data"),
-            "TOOL_SELECTOR_CACHE_DIR": str(settings.cache_dir),
-            "TOOL_SELECTOR_SERVERS_FILE": str(servers_file.resolve()),
-            "OPENBLAS_NUM_THREADS": "1",
-        }
-        if os.environ.get("TOOL_SELECTOR_DEMO_ROOT"):
-            env["TOOL_SELECTOR_DEMO_ROOT"] = os.environ["TOOL_SELECTOR_DEMO_ROOT"]
+        env = _serve_env(settings, Path(tmp) / "data", servers_file)
         runs = [anyio.run(_cold_once, env, query) for _ in range(rounds)]
     statuses = sorted({status for *_, status in runs})
     if "activated" in statuses:

@@ -46,6 +46,7 @@ def _memory_overhead(
         with copy:
             rng = np.random.default_rng(0)
             powers = [p for p in service.powers.values() if p.tools]
+            hashes = {p.name: tools_hash(p) for p in powers}
             vectors = rng.normal(size=(size, container.embedder.dim)).astype(np.float32)
             vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
             for i in range(size):  # one transaction each, as the gateway writes them
@@ -55,7 +56,7 @@ def _memory_overhead(
                     request_hash=f"bench-{i}",
                     power=power.name,
                     tool=power.tools[0].name,
-                    tools_hash=tools_hash(power),
+                    tools_hash=hashes[power.name],
                     model=container.embedder.model_id,
                     vector=vectors[i],
                     request=None,

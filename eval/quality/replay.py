@@ -42,6 +42,7 @@ from services.shared.container import Container
 from tool_selector.catalog import choices
 from tool_selector.config.settings import Settings
 from tool_selector.core.errors import CatalogFileError
+from tool_selector.core.files import read_text_limited
 from tool_selector.route.remembered import MemoryModel, Recalled
 
 REPHRASED_FILE = "queries-rephrased.jsonl"
@@ -55,13 +56,16 @@ def _rephrased(folder: Path, queries: Sequence[Query], limit_bytes: int) -> dict
             hint="Replay without --rephrased, or write one (eval/datasets/personal-setups/REPHRASED.md).",
         )
     texts = {}
-    for line in path.read_text(encoding="utf-8").splitlines()[: len(queries) + 1]:
+    for line in read_text_limited(path, limit_bytes=limit_bytes, what="second phrasing").splitlines():
         if line.strip():
             row = json.loads(line)
             texts[str(row["rephrases"])] = str(row["query"])
     missing = [q.id for q in queries if q.id not in texts]
-    if missing or len(path.read_bytes()) > limit_bytes:
-        raise CatalogFileError(f"{path} lacks {len(missing)} requests (first: {missing[:3]}).")
+    if missing:
+        raise CatalogFileError(
+            f"{path} lacks {len(missing)} requests (first: {missing[:3]}).",
+            hint="Give every request of queries.jsonl a line (check_rephrased.py checks it).",
+        )
     return texts
 
 
