@@ -35,7 +35,7 @@ def test_an_entry_switched_off_with_disabled_true_is_skipped_and_said_why(tmp_pa
     assert set(found.skipped) == {"browser", "notes"}
     assert found.skipped["browser"].startswith('switched off in the client ("disabled": true)')
     assert found.skipped["notes"].startswith('switched off in the client ("enabled": false)')
-    assert "run init again" in found.skipped["browser"]
+    assert "import again (`tool-selector init`)" in found.skipped["browser"]
 
 
 def claude_code(tmp_path: Path) -> Path:
@@ -77,11 +77,10 @@ def test_claude_codes_disabled_servers_at_the_top_and_per_project_are_skipped_wi
     found = read_client_config(claude_code(tmp_path))
     # linear is switched off in one project only: it is on for every other one, so it is imported
     assert set(found.servers) == {"github", "linear", "postgres"}
+    hint = "switch it on there and import again (`tool-selector init`), or `tool-selector servers add` it"
     assert found.skipped == {
-        "sentry": "switched off in Claude Code (disabledMcpServers); switch it on there and run init again, "
-        "or add it with `tool-selector servers add`",
-        "scratch": "switched off in Claude Code for the project /home/me/app (disabledMcpServers); switch it "
-        "on there and run init again, or add it with `tool-selector servers add`",
+        "sentry": f"switched off in Claude Code (disabledMcpServers); {hint}",
+        "scratch": f"switched off in Claude Code for the project /home/me/app (disabledMcpServers); {hint}",
     }
 
 

@@ -379,7 +379,9 @@ def read_client_config(path: Path, *, limit_bytes: int = DEFAULT_MAX_FILE_BYTES)
     return result
 
 
-SWITCHED_OFF_HINT = "switch it on there and run init again, or add it with `tool-selector servers add`"
+SWITCHED_OFF_HINT = (
+    "switch it on there and import again (`tool-selector init`), or `tool-selector servers add` it"
+)
 
 
 class _ClientEntry(BaseModel):
