@@ -59,10 +59,12 @@ def whoami(who: AnyKey) -> console.WhoAmI:
 
 
 @router.get("/overview/servers", tags=["registration"], response_model=console.ServersOverview)
-def servers_overview(o: Ops, _: Reader) -> Response:
+def servers_overview(o: Ops, who: Reader) -> Response:
     """Configured and catalog-only servers with their status (ok, stale, failed with its error,
-    disabled, pending, catalog), tool counts, held tools and the last sync."""
-    overview = console.servers_overview(o.container)  # serialised once: the console's first page waits on it
+    disabled, pending, catalog), tool counts, held tools and the last sync. Launch lines show env and
+    header values, url credentials and query values as *** to every key below admin."""
+    reveal = console.sees_secrets(who)
+    overview = console.servers_overview(o.container, reveal=reveal)  # serialised once: the first page waits
     return Response(overview.model_dump_json(), media_type="application/json")
 
 

@@ -12,6 +12,11 @@ from routes.cli.base import cli_settings, echo_json, mapped_errors, servers_app
 from tool_selector.core.errors import InvalidInputError
 
 NAME_HELP = "The configured server's name"
+SHOW_VALUES = typer.Option(
+    "--show-values",
+    help="Print env and header values, url credentials and query values as written in servers.json "
+    "(hidden as *** by default, so that the output can be pasted or shared)",
+)
 
 
 def _pairs(values: list[str], what: str) -> dict[str, str]:
@@ -85,13 +90,15 @@ def servers_add(
 
 
 @servers_app.command("list")
-def servers_list() -> None:
-    """List configured servers with their tool counts and the state of their last discovery."""
+def servers_list(show_values: Annotated[bool, SHOW_VALUES] = False) -> None:
+    """List configured servers with their tool counts and the state of their last discovery. Secret
+    values in the "target" (env and header values, url credentials and query values) print as ***
+    unless --show-values."""
     from services.shared.container import Container
     from services.write.servers import list_servers
 
     with mapped_errors(), Container(cli_settings()) as container:
-        echo_json([row.model_dump() for row in list_servers(container)])
+        echo_json([row.model_dump() for row in list_servers(container, reveal=show_values)])
 
 
 @servers_app.command("remove")
@@ -131,25 +138,31 @@ def servers_import(
         echo_json(summary.model_dump())
 
 
-def _set_enabled(name: str, enabled: bool) -> None:
+def _set_enabled(name: str, enabled: bool, show_values: bool) -> None:
     from services.shared.auth import cli_principal
     from services.shared.container import Container
     from services.write.servers import set_enabled
 
     with mapped_errors(), Container(cli_settings()) as container:
-        done = set_enabled(container, name, enabled, principal=cli_principal(), at_machine=True)
+        principal = cli_principal()
+        done = set_enabled(container, name, enabled, principal=principal, at_machine=True, reveal=show_values)
         shown = done.model_dump(exclude={"name"})
         echo_json({"server": done.name, **shown, "next": "tool-selector sync"})
 
 
 @servers_app.command("enable")
-def servers_enable(name: Annotated[str, typer.Argument(help=NAME_HELP)]) -> None:
+def servers_enable(
+    name: Annotated[str, typer.Argument(help=NAME_HELP)], show_values: Annotated[bool, SHOW_VALUES] = False
+) -> None:
     """Switch a configured server on. An entry that arrived in a catalog import is adopted: from now on
-    sync and the gateway may start it (read its launch line, printed as "launch")."""
-    _set_enabled(name, True)
+    sync and the gateway may start it (read its launch line, printed as "launch", its secret values as
+    *** unless --show-values)."""
+    _set_enabled(name, True, show_values)
 
 
 @servers_app.command("disable")
-def servers_disable(name: Annotated[str, typer.Argument(help=NAME_HELP)]) -> None:
+def servers_disable(
+    name: Annotated[str, typer.Argument(help=NAME_HELP)], show_values: Annotated[bool, SHOW_VALUES] = False
+) -> None:
     """Switch a configured server off: the next sync removes its tools, the gateway will not start it."""
-    _set_enabled(name, False)
+    _set_enabled(name, False, show_values)

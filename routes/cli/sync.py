@@ -98,8 +98,12 @@ def init(
     """Set up a data folder and a servers file imported from your MCP clients, sync, and print the entry
     that adds the gateway to Claude Desktop or Claude Code.
 
-    Keeps a servers file that exists (adds to it; a server already there is kept as it is). The gateway's
-    own entry in a client's configuration is skipped. Exit 20 when the sync failed in part."""
+    Keeps a servers file that exists (adds to it; a server already there is kept as it is). Imports what
+    the client has switched on: entries switched off there ("disabled": true, Claude Code's
+    disabledMcpServers), the gateway's own entry and SSE servers are skipped, each printed with why. The
+    servers file keeps the clients' env and header values, readable by its owner only; nothing printed
+    holds one. A client file linked out of its client's folder is not read. Exit 20 when the sync
+    failed in part."""
     from services.shared.auth import cli_principal
     from services.shared.container import Container
     from services.write.starter import client_config_paths, init_setup

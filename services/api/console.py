@@ -48,7 +48,11 @@ class ServerOverview(BaseModel):
         default=None,
         description="configured servers only; import: never started until the operator adopts it",
     )
-    launch: str = Field(default="", description="configured servers only: what starting it runs, or its url")
+    launch: str = Field(
+        default="",
+        description="configured servers only: what starting it runs, or its url; env and header values, "
+        "url credentials and query values as *** for every key below admin",
+    )
     transport: Literal["stdio", "http"] | None = None
     status: ServerState
     error: str = ""
@@ -104,7 +108,9 @@ def _status(config: ServerConfig | None, discovery_state: str | None) -> ServerS
     return "pending"
 
 
-def servers_overview(container: Container) -> ServersOverview:
+def servers_overview(container: Container, *, reveal: bool = False) -> ServersOverview:
+    """Every configured and catalog server with its status; launch lines with their secret values
+    hidden unless ``reveal`` (an admin key, which must repeat the whole line to adopt an entry)."""
     store = container.store
     configs = load_servers(container.settings.servers_path).mcpServers
     discovery = store.get_discovery()
@@ -120,7 +126,7 @@ def servers_overview(container: Container) -> ServersOverview:
                 configured=config is not None,
                 enabled=None if config is None else config.enabled,
                 origin=None if config is None else config.origin,
-                launch="" if config is None else config.launch_line(),
+                launch="" if config is None else config.launch_line(reveal=reveal),
                 transport=None if config is None else config.transport,
                 status=status,
                 error=found.error if found and status in ("failed", "stale") else "",
@@ -145,8 +151,8 @@ def servers_overview(container: Container) -> ServersOverview:
     )
 
 
-def server_overview(container: Container, name: str) -> ServerOverview:
-    for row in servers_overview(container).servers:
+def server_overview(container: Container, name: str, *, reveal: bool = False) -> ServerOverview:
+    for row in servers_overview(container, reveal=reveal).servers:
         if row.name == name:
             return row
     get_server_config(load_servers(container.settings.servers_path), name)  # NotFoundError, closest names
@@ -161,7 +167,13 @@ def switch_server(
     set_enabled(
         container, name, enabled, principal=principal, at_machine=False, confirm_launch=confirm_launch
     )
-    return server_overview(container, name)
+    return server_overview(container, name, reveal=sees_secrets(principal))
+
+
+def sees_secrets(principal: Principal) -> bool:
+    """Whether this key reads the values of the servers' env, headers and url credentials: the admin
+    scope only (every other key reads names and ``***``)."""
+    return "admin" in principal.scopes
 
 
 def tool_detail(container: Container, tool_id: str) -> ToolDetail:

@@ -250,7 +250,12 @@ class PowerManager:
                 if scope.cancelled_caught and power.state == "starting":
                     tail = stderr_tail(errlog)
                     error = upstream_error(
-                        power.name, power.config, power.phase, timeout_s=timeout, stderr=tail
+                        power.name,
+                        power.config,
+                        power.phase,
+                        timeout_s=timeout,
+                        stderr=tail,
+                        environ=self._environ,
                     )
                     power.error = str(error)
             except UpstreamError as exc:
@@ -259,7 +264,11 @@ class PowerManager:
                 power.error = str(exc)
             except Exception as exc:
                 tail = stderr_tail(errlog)
-                power.error = str(upstream_error(power.name, power.config, power.phase, exc, stderr=tail))
+                power.error = str(
+                    upstream_error(
+                        power.name, power.config, power.phase, exc, stderr=tail, environ=self._environ
+                    )
+                )
                 logger.info("%s ended: %s", power.name, power.error)
             finally:
                 ended: dict[PowerState, PowerState] = {"starting": "failed", "stopping": "stopped"}
@@ -338,11 +347,13 @@ class PowerManager:
             if exc.code == types.CONNECTION_CLOSED:
                 tail = stderr_tail(power.errlog)
                 await self._crashed(power)
-                raise upstream_error(name, power.config, "call_tool", exc, stderr=tail) from exc
-            raise upstream_error(name, power.config, "call_tool", exc) from exc
+                raise upstream_error(
+                    name, power.config, "call_tool", exc, stderr=tail, environ=self._environ
+                ) from exc
+            raise upstream_error(name, power.config, "call_tool", exc, environ=self._environ) from exc
         except (anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
             await self._crashed(power)
-            raise upstream_error(name, power.config, "call_tool", exc) from exc
+            raise upstream_error(name, power.config, "call_tool", exc, environ=self._environ) from exc
         limits = self.settings
         return capped_result(
             result, max_chars=limits.max_result_chars, max_media_bytes=limits.max_result_media_bytes

@@ -38,6 +38,7 @@ from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS, get_default_environment
 from mcp.client.streamable_http import streamable_http_client
 
 from services.shared import lifeline
+from tool_selector.config.secrets import mask_text
 from tool_selector.config.servers import ServerConfig
 from tool_selector.core.errors import ForbiddenError, UpstreamError
 
@@ -98,10 +99,12 @@ class ToolListing:
 
 
 def display_target(config: ServerConfig) -> str:
-    """The command line or url as configured (``${VAR}`` unexpanded, so no secret is shown)."""
-    if config.command is not None:
-        return shlex.join([config.command, *config.args])
-    return config.url or ""
+    """The command line or url as configured, its secret values hidden (``ServerConfig.masked``:
+    ``${VAR}`` references as written, literal values as ``***``)."""
+    shown = config.masked()
+    if shown.command is not None:
+        return shlex.join([shown.command, *shown.args])
+    return shown.url or ""
 
 
 def stderr_tail(errlog: TextIO | None, limit: int = STDERR_TAIL_CHARS) -> str:
@@ -128,9 +131,16 @@ def upstream_error(
     stderr: str = "",
     timeout_s: float | None = None,
     http_status: int | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> UpstreamError:
-    """An ``UpstreamError`` whose text says what happened in which phase and what to do next."""
+    """An ``UpstreamError`` whose text says what happened in which phase and what to do next. No
+    secret value of the configuration reaches its text: the target is shown masked, and the
+    exception's text and the server's ``stderr`` are scrubbed of the configured values (with their
+    ``${VAR}`` references resolved from ``environ``, the environment the server was started with) and
+    of every url's credentials and query values."""
     target = display_target(config)
+    hidden = config.secret_values(environ)
+    stderr = mask_text(stderr, hidden)
     verb = _VERBS[phase]
     if timeout_s is not None:
         what = f"timed out after {timeout_s:.1f} s while {verb}"
@@ -153,7 +163,7 @@ def upstream_error(
     else:
         what = f"failed while {verb} ({type(exc).__name__}: {exc})"
         hint = f"Check the server's configuration, or run it by hand: {target}"
-    message = f"The MCP server {name!r} {what}."
+    message = f"The MCP server {name!r} {mask_text(what, hidden)}."
     if stderr:
         message += f' Its stderr ends with: "{" | ".join(stderr.splitlines())}".'
     return UpstreamError(message, hint=hint + ".", server=name, phase=phase, stderr=stderr)
@@ -271,7 +281,9 @@ async def open_session(
             if isinstance(leaf, httpx2.ConnectError):
                 phase = "start"  # no connection was ever made
             tail, status = stderr_tail(errlog), wire.http_status
-            raise upstream_error(name, config, phase, leaf, stderr=tail, http_status=status) from leaf
+            raise upstream_error(
+                name, config, phase, leaf, stderr=tail, http_status=status, environ=environ
+            ) from leaf
 
 
 async def list_all_tools(session: ClientSession, *, max_pages: int = MAX_TOOL_PAGES) -> ToolListing:

@@ -128,13 +128,18 @@ async def discover_one(
                     await _list(name, config, upstream, progress)
             if scope.cancelled_caught and progress.found is None:
                 tail = stderr_tail(errlog)
-                error = str(upstream_error(name, config, progress.phase, timeout_s=deadline, stderr=tail))
+                error = str(
+                    upstream_error(
+                        name, config, progress.phase, timeout_s=deadline, stderr=tail, environ=environ
+                    )
+                )
         except UpstreamError as exc:
             error, progress.phase = str(exc), exc.details.get("phase", progress.phase)
         except ToolSelectorError as exc:  # a ${VAR} the environment lacks
             error = str(exc)
         except Exception as exc:  # anything else a server can make the client raise
-            error = str(upstream_error(name, config, progress.phase, exc, stderr=stderr_tail(errlog)))
+            tail = stderr_tail(errlog)
+            error = str(upstream_error(name, config, progress.phase, exc, stderr=tail, environ=environ))
     seconds = round(time.perf_counter() - started, 3)
     if progress.found is not None:
         if error:

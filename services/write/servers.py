@@ -38,7 +38,9 @@ logger = logging.getLogger(__name__)
 class ServerRow(BaseModel):
     name: str
     transport: str
-    target: str = Field(description="what starting it runs (shell-quoted), or its url")
+    target: str = Field(
+        description="what starting it runs (shell-quoted), or its url; secret values as *** unless revealed"
+    )
     enabled: bool
     origin: str = Field(description="operator, or import: never started until adopted (`servers enable`)")
     tools: int | None = Field(default=None, description="tools in the catalog; None = never discovered")
@@ -90,7 +92,9 @@ def _config_hash(config: ServerConfig) -> str:
     return sha256_of(config.model_dump(mode="json"))
 
 
-def list_servers(container: Container) -> list[ServerRow]:
+def list_servers(container: Container, *, reveal: bool = False) -> list[ServerRow]:
+    """The configured servers with their tool counts and last discovery; secret values hidden unless
+    ``reveal`` (the operator at the machine asking for them)."""
     servers = load_servers(container.settings.servers_path)
     counts = {s.name: s.tool_count for s in container.store.list_servers()}
     status = container.store.get_discovery()
@@ -101,7 +105,7 @@ def list_servers(container: Container) -> list[ServerRow]:
             ServerRow(
                 name=name,
                 transport=cfg.transport,
-                target=cfg.launch_line(),
+                target=cfg.launch_line(reveal=reveal),
                 enabled=cfg.enabled,
                 origin=cfg.origin,
                 tools=counts.get(name),
@@ -189,7 +193,9 @@ class SwitchResult(BaseModel):
     adopted: bool = Field(
         default=False, description="an imported entry was adopted: its command may be started from now on"
     )
-    launch: str = Field(description="what starting it runs (shell-quoted), or its url")
+    launch: str = Field(
+        description="what starting it runs (shell-quoted), or its url; secret values as *** unless revealed"
+    )
 
 
 IMPORTED_WAITS = (
@@ -207,22 +213,26 @@ def set_enabled(
     principal: Principal,
     at_machine: bool,
     confirm_launch: str | None = None,
+    reveal: bool = False,
 ) -> SwitchResult:
     """Switch a configured server on or off. Audited, refusals too.
 
     An entry that arrived in a catalog import (``origin: import``) is switched on only by the operator:
     at the machine (the CLI, ``at_machine``), where it is adopted (``origin: operator``) and its launch
     line printed; over the API only with the ``admin`` scope and ``confirm_launch`` repeating its
-    launch line exactly. Any other key gets ForbiddenError and the attempt is audited."""
+    launch line exactly. Any other key gets ForbiddenError and the attempt is audited.
+
+    The result shows the launch line with its secret values hidden unless ``reveal``; the audit record
+    always has them hidden."""
     path = container.settings.servers_path
     servers = load_servers(path)
     config = get_server_config(servers, name)  # NotFoundError listing the closest names
-    launch = config.launch_line()
+    shown = config.launch_line(reveal=reveal)
     adopt = enabled and config.origin == "import"
     if adopt and not at_machine:
-        _check_remote_adoption(container, name, launch, principal, confirm_launch)
+        _check_remote_adoption(container, name, config, principal, confirm_launch)
     if config.enabled == enabled and not adopt:
-        return SwitchResult(name=name, enabled=enabled, changed=False, launch=launch)
+        return SwitchResult(name=name, enabled=enabled, changed=False, launch=shown)
     update: dict[str, object] = {"enabled": enabled}
     if adopt:
         update["origin"] = "operator"
@@ -234,25 +244,28 @@ def set_enabled(
         f"config:{name}",
         before_hash=_config_hash(config),
         after_hash=_config_hash(servers.mcpServers[name]),
-        launch=launch[:LAUNCH_AUDIT_CHARS],
+        launch=config.launch_line()[:LAUNCH_AUDIT_CHARS],
         adopted=adopt,
         via="machine" if at_machine else "api",
     )
-    return SwitchResult(name=name, enabled=enabled, changed=True, adopted=adopt, launch=launch)
+    return SwitchResult(name=name, enabled=enabled, changed=True, adopted=adopt, launch=shown)
 
 
 LAUNCH_AUDIT_CHARS = 2000
 
 
 def _check_remote_adoption(
-    container: Container, name: str, launch: str, principal: Principal, confirm: str | None
+    container: Container, name: str, config: ServerConfig, principal: Principal, confirm: str | None
 ) -> None:
-    """Over the API an imported entry is adopted only by an admin key repeating its launch line."""
-    shown = launch if len(launch) <= 300 else launch[:300] + "…"
+    """Over the API an imported entry is adopted only by an admin key repeating its launch line (the
+    whole line, values included: the admin key sees them in the overview). The messages show it with
+    its values hidden; only the admin's 422 carries the whole line in its details."""
+    masked = config.launch_line()
+    shown = masked if len(masked) <= 300 else masked[:300] + "…"
     waits = IMPORTED_WAITS.format(name=name, launch=shown)
     if "admin" not in principal.scopes:
         container.writer.record(
-            principal.actor, "config.enable.refused", f"config:{name}", launch=launch[:LAUNCH_AUDIT_CHARS]
+            principal.actor, "config.enable.refused", f"config:{name}", launch=masked[:LAUNCH_AUDIT_CHARS]
         )
         raise ForbiddenError(
             waits,
@@ -261,6 +274,7 @@ def _check_remote_adoption(
             scope="admin",
             name=name,
         )
+    launch = config.launch_line(reveal=True)
     if confirm != launch:
         raise InvalidInputError(
             waits,

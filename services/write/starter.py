@@ -2,8 +2,15 @@
 this machine (Claude Desktop, Claude Code, Cursor), so that a first ``sync`` and ``serve`` work.
 
 Only files on this machine, at the places those clients keep their configuration (or files the
-operator names), are read: the servers in them are ones the operator configured here. The gateway's
-own entry (``tool-selector serve``) is skipped by ``read_client_config``.
+operator names), are read: the servers in them are ones the operator configured here. A file that is
+a symbolic link is read only when the file it points to is inside the link's own folder (the client's
+configuration folder, after that folder's own links): a link cannot bring in servers from a file the
+client does not keep. ``read_client_config`` skips, each with its reason, the gateway's own entry
+(``tool-selector serve``), what the client has switched off, and what cannot run here.
+
+The servers file keeps the person's values (``env``, ``headers``) as the client had them, ``${VAR}``
+references as references, and is written readable by its owner only (``save_servers``); nothing ``init``
+prints or stores elsewhere holds a value.
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ from pydantic import BaseModel, Field
 
 from services.shared.container import Container
 from services.write.servers import import_servers
-from tool_selector.config.servers import ServersFile, load_servers, save_servers
+from tool_selector.config.servers import ServersFile, load_servers, save_servers, servers_write_target
 from tool_selector.core.errors import CatalogFileError
 
 
@@ -67,6 +74,7 @@ def init_setup(
     settings = container.settings
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     path = settings.servers_path
+    servers_write_target(path)  # a link out of its folder: refused before anything is read or written
     existed = path.exists()
     if not existed:
         save_servers(path, ServersFile())
@@ -79,6 +87,7 @@ def init_setup(
     for client, source in sources:
         read = SourceRead(client=client, path=str(source))
         try:
+            outside_link(source)
             done = import_servers(container, source, trust=trust, actor=actor)
         except CatalogFileError as exc:
             read.error = str(exc)
@@ -87,3 +96,28 @@ def init_setup(
         summary.sources.append(read)
     summary.servers = sorted(load_servers(path).mcpServers)
     return summary
+
+
+def outside_link(path: Path) -> None:
+    """Raise CatalogFileError when ``path`` is a symbolic link to a file outside the link's own folder
+    (the client's configuration folder), or a link that cannot be followed."""
+    if not path.is_symlink():
+        return
+    folder = path.parent.resolve()
+    try:
+        target = path.resolve(strict=True)
+    except (OSError, RuntimeError) as exc:
+        raise CatalogFileError(
+            f"{path} is a symbolic link that cannot be followed ({exc}); it was not read.",
+            hint="Point the link at the client's configuration file, or remove it.",
+            path=str(path),
+        ) from exc
+    if not target.is_relative_to(folder):
+        raise CatalogFileError(
+            f"{path} is a symbolic link to {target}, outside the client's folder {folder}; it was not read "
+            "(init reads a client's configuration only inside that folder, so that a link cannot bring in "
+            "servers from a file the client does not keep).",
+            hint=f"If {target} is yours, import it by name: tool-selector init --from {target}.",
+            path=str(path),
+            target=str(target),
+        )

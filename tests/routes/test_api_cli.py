@@ -203,11 +203,13 @@ def test_servers_enable_at_the_machine_adopts_an_imported_entry_and_prints_and_a
     )
     save_servers(path, ServersFile(mcpServers={"mine": entry.model_copy(update={"enabled": False})}))
     enabled = printed(invoke("servers", "enable", "mine"))
-    launch = "env TOKEN=x 'my server' --root '/srv/a b'"
+    launch = "env 'TOKEN=***' 'my server' --root '/srv/a b'"  # values only with --show-values
     assert (enabled["adopted"], enabled["launch"]) == (True, launch)
     assert load_servers(path).mcpServers["mine"].runnable
     (row,) = audit(data_dir, target="config:mine")
     assert (row.action, row.details["adopted"], row.details["launch"]) == ("config.enable", True, launch)
+    shown = printed(invoke("servers", "enable", "mine", "--show-values"))
+    assert shown["launch"] == "env TOKEN=x 'my server' --root '/srv/a b'"
 
 
 def test_servers_enable_of_an_unconfigured_name_exits_4_and_names_the_closest(data_dir: Path) -> None:

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from tool_selector.catalog.database import HasDatabase
+from tool_selector.config.secrets import mask_launch_text
 from tool_selector.core.errors import NotFoundError
 from tool_selector.core.processes import ProcessRef, is_running
 
@@ -280,6 +281,8 @@ def read_audit(
     for row in rows:
         data = dict(row)
         data["details"] = json.loads(data["details"])
+        if isinstance(data["details"].get("launch"), str):  # a row written before launch lines were masked
+            data["details"]["launch"] = mask_launch_text(data["details"]["launch"])
         out.append(AuditRecord.model_validate(data))
     return out
 

@@ -22,6 +22,7 @@ launch line to the REST switch): see ``ServerConfig.runnable``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -33,12 +34,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from tool_selector.config import secrets
 from tool_selector.core.errors import CatalogFileError, InvalidInputError, NotFoundError
 from tool_selector.core.files import DEFAULT_MAX_FILE_BYTES, read_text_limited
 
 # 1-100 characters, no space at either end; \Z, not $: "$" also matches before a final newline
 NAME_PATTERN = r"\A[A-Za-z0-9](?:[A-Za-z0-9_.@/ -]{0,98}[A-Za-z0-9_.@/-])?\Z"
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_VAR = secrets.REFERENCE  # ${VAR} and ${VAR:-default}
 
 
 class ServerConfig(BaseModel):
@@ -96,15 +98,62 @@ class ServerConfig(BaseModel):
         imported entry waits for the operator to adopt it, whatever its ``enabled`` says)."""
         return self.enabled and self.origin == "operator"
 
-    def launch_line(self) -> str:
+    def masked(self) -> ServerConfig:
+        """A copy with every secret value hidden (tool_selector/config/secrets.py): env and header
+        values, the url's credentials and query values, secret options and urls among the args.
+        ``${VAR}`` references are kept. Every rendering of a configuration for a person goes through
+        it; only the operator (the CLI's ``--show-values``) and an ``admin`` key see the values."""
+        return self.model_copy(
+            update={
+                "env": {k: secrets.mask_value(v) for k, v in self.env.items()},
+                "headers": {k: secrets.mask_value(v) for k, v in self.headers.items()},
+                "url": None if self.url is None else secrets.mask_url(self.url),
+                "args": secrets.mask_args(self.args),
+                "command": None if self.command is None else secrets.mask_text(self.command),
+            }
+        )
+
+    def secret_values(self, environ: Mapping[str, str] | None = None) -> list[str]:
+        """The values ``masked`` hides, as configured and with their ``${VAR}`` references resolved from
+        ``environ`` (a reference it lacks stays as it is): what must not appear in a message about
+        this server (its stderr, an exception's text)."""
+        found: list[str] = []
+        for form in (self, self._resolved_leniently(environ or {})):
+            found += list(form.env.values()) + list(form.headers.values())
+            found += [w for v in form.headers.values() for w in v.split() if w.lower() != "bearer"]
+            found += secrets.url_secrets(form.url) if form.url is not None else []
+            found += secrets.arg_secrets(form.args)
+        return [v for v in dict.fromkeys(found) if v and not secrets.REFERENCE.fullmatch(v)]
+
+    def _resolved_leniently(self, environ: Mapping[str, str]) -> ServerConfig:
+        def sub(text: str) -> str:
+            def one(match: re.Match[str]) -> str:
+                value = environ.get(match.group(1), match.group(2))
+                return match.group(0) if value is None else value
+
+            return _VAR.sub(one, text)
+
+        return self.model_copy(
+            update={
+                "args": [sub(a) for a in self.args],
+                "env": {k: sub(v) for k, v in self.env.items()},
+                "headers": {k: sub(v) for k, v in self.headers.items()},
+                "url": None if self.url is None else sub(self.url),
+            }
+        )
+
+    def launch_line(self, *, reveal: bool = False) -> str:
         """What starting it runs, on one line, unambiguous (shell-quoted): the working folder, the
-        environment it adds, the command and its arguments; or the url and the names of its headers."""
-        if self.command is None:
-            headers = f" (headers: {', '.join(sorted(self.headers))})" if self.headers else ""
-            return f"{self.url}{headers}"
-        parts = [f"{k}={v}" for k, v in sorted(self.env.items())]
-        line = shlex.join(([("env")] if parts else []) + parts + [self.command, *self.args])
-        return f"cd {shlex.quote(self.cwd)} && {line}" if self.cwd else line
+        environment it adds, the command and its arguments; or the url and the names of its headers.
+        Secret values are hidden (``masked``) unless ``reveal``: for the operator at the machine who
+        asks, and for an ``admin`` key (which must repeat the whole line to adopt an imported entry)."""
+        shown = self if reveal else self.masked()
+        if shown.command is None:
+            headers = f" (headers: {', '.join(sorted(shown.headers))})" if shown.headers else ""
+            return f"{shown.url}{headers}"
+        parts = [f"{k}={v}" for k, v in sorted(shown.env.items())]
+        line = shlex.join(([("env")] if parts else []) + parts + [shown.command, *shown.args])
+        return f"cd {shlex.quote(shown.cwd)} && {line}" if shown.cwd else line
 
     def resolved(self, environ: Mapping[str, str]) -> ServerConfig:
         """A copy with ``${VAR}`` references replaced from ``environ``; a missing one is an error."""
@@ -184,24 +233,65 @@ def load_servers(path: Path) -> ServersFile:
     return servers
 
 
+SERVERS_FILE_MODE = 0o600
+"""The servers file holds the operator's secrets (env and header values): readable by its owner only."""
+
+
 def save_servers(path: Path, servers: ServersFile) -> None:
-    """Write the configuration atomically (a temp file renamed over the old one)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write the configuration atomically (a temp file renamed over the old one), readable by its owner
+    only (mode 0600; an existing file's mode is kept where it is stricter, never loosened).
+
+    A ``path`` that is a symbolic link is written through (the file it points to is replaced, the link
+    stays) when that file is inside the link's own folder (the data folder, for the default
+    ``servers.json``); a link out of it is refused with CatalogFileError, never replaced by a file."""
+    target = servers_write_target(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    mode = SERVERS_FILE_MODE
+    with contextlib.suppress(FileNotFoundError):
+        mode &= target.stat().st_mode
     data = servers.model_dump(mode="json", exclude_defaults=True)
     data["mcpServers"] = {
         name: cfg.model_dump(mode="json", exclude_defaults=True) for name, cfg in servers.mcpServers.items()
     }
-    fd, tmp = tempfile.mkstemp(prefix=".servers-", suffix=".json", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=".servers-", suffix=".json", dir=target.parent)
     try:
+        os.chmod(tmp, mode)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump(data, handle, indent=2, ensure_ascii=False)
             handle.write("\n")
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def servers_write_target(path: Path) -> Path:
+    """The file to replace when writing ``path``: itself, or the file a link points to inside the
+    link's folder. A link out of its folder (or a loop of links) is refused."""
+    if not path.is_symlink():
+        return path
+    folder = path.parent.resolve()
+    try:
+        target = path.resolve()
+    except (OSError, RuntimeError) as exc:  # a loop of links
+        raise CatalogFileError(
+            f"The server configuration {path} is a symbolic link that cannot be followed ({exc}).",
+            hint="Replace the link with the file itself; nothing was written.",
+            path=str(path),
+        ) from exc
+    if target.is_relative_to(folder):
+        return target
+    raise CatalogFileError(
+        f"The server configuration {path} is a symbolic link to {target}, outside {folder}: tool-selector "
+        "writes through a link only to a file in the link's own folder, and never replaces a link with a "
+        "file.",
+        hint=f"Point the servers_file setting at the file itself (TOOL_SELECTOR_SERVERS_FILE={target}), or "
+        "replace the link with a copy of the file; nothing was written.",
+        path=str(path),
+        target=str(target),
+    )
 
 
 def get_server_config(servers: ServersFile, name: str) -> ServerConfig:
@@ -237,8 +327,14 @@ def _absolute_command(config: ServerConfig, base: Path) -> ServerConfig:
 
 def read_client_config(path: Path, *, limit_bytes: int = DEFAULT_MAX_FILE_BYTES) -> ImportedServers:
     """Servers from a Claude Desktop, Claude Code (``~/.claude.json``, ``.mcp.json``) or Cursor
-    (``mcp.json``) configuration of at most ``limit_bytes`` (the ``max_file_bytes`` setting). Entries
-    this product cannot run (SSE) are skipped with a reason."""
+    (``mcp.json``) configuration of at most ``limit_bytes`` (the ``max_file_bytes`` setting).
+
+    Only what the person has switched on is imported: an entry with ``"disabled": true`` (or
+    ``"enabled": false``) and one Claude Code lists in ``disabledMcpServers`` (at the top level of
+    ``~/.claude.json`` for its own servers, in a project for that project's servers) is skipped, with
+    the reason, like entries this product cannot run (SSE, the gateway itself). A name defined in several
+    places (Claude Code's projects) is imported once: the first definition switched on; every other
+    definition is reported as skipped."""
     try:
         raw = json.loads(read_text_limited(path, limit_bytes=limit_bytes, what="client configuration"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -249,29 +345,86 @@ def read_client_config(path: Path, *, limit_bytes: int = DEFAULT_MAX_FILE_BYTES)
         raise CatalogFileError(
             f"{path} is not a JSON object.", hint="Give a file with an 'mcpServers' object."
         )
-    found: dict[str, Any] = {}
-    if isinstance(raw.get("mcpServers"), dict):
-        found.update(raw["mcpServers"])
-    projects = raw.get("projects")
-    if isinstance(projects, dict):  # Claude Code keeps per-project servers in ~/.claude.json
-        for project in projects.values():
-            if isinstance(project, dict) and isinstance(project.get("mcpServers"), dict):
-                for name, entry in project["mcpServers"].items():
-                    found.setdefault(name, entry)
+    found = _client_entries(raw)
     if not found:
         raise CatalogFileError(
             f"{path} has no 'mcpServers' entries.",
             hint="Give a Claude Desktop, Claude Code or Cursor configuration file.",
         )
     result = ImportedServers()
-    for name, entry in found.items():
+    base = path.parent.resolve()
+    for name, definitions in found.items():
+        switched_on = [d for d in definitions if not d.off]
+        if not switched_on:
+            result.skipped[name] = definitions[0].off
+            continue
+        chosen = switched_on[0]
         try:
-            result.servers[name] = client_entry_config(name, entry, path.parent.resolve())
+            config = result.servers[name] = client_entry_config(name, chosen.entry, base)
         except ValidationError as exc:
             result.skipped[name] = _format_errors(exc)
+            continue
         except ValueError as exc:
             result.skipped[name] = str(exc)
+            continue
+        for other in switched_on[1:]:
+            try:
+                same = client_entry_config(name, other.entry, base) == config
+            except ValueError:
+                same = False
+            if not same:
+                result.skipped[f"{name} ({other.where})"] = (
+                    f"another definition of {name!r} was imported (from {chosen.where or 'mcpServers'})"
+                )
     return result
+
+
+SWITCHED_OFF_HINT = (
+    "switch it on there and import again (`tool-selector init`), or `tool-selector servers add` it"
+)
+
+
+class _ClientEntry(BaseModel):
+    entry: Any
+    where: str = Field(default="", description="'' for the file's own servers, else 'project PATH'")
+    off: str = Field(default="", description="why the client has it switched off, if it does")
+
+
+def _names_in(value: Any) -> set[str]:
+    return {v for v in value if isinstance(v, str)} if isinstance(value, list) else set()
+
+
+def _switched_off(entry: Any, listed: bool, where: str) -> str:
+    """Why the client does not start ``entry``, or ''."""
+    if isinstance(entry, dict) and (entry.get("disabled") is True or entry.get("enabled") is False):
+        flag = '"disabled": true' if entry.get("disabled") is True else '"enabled": false'
+        return f"switched off in the client ({flag}); {SWITCHED_OFF_HINT}"
+    if listed:
+        scope = f" for the {where}" if where else ""
+        return f"switched off in Claude Code{scope} (disabledMcpServers); {SWITCHED_OFF_HINT}"
+    return ""
+
+
+def _client_entries(raw: dict[str, Any]) -> dict[str, list[_ClientEntry]]:
+    """Every ``mcpServers`` entry of the file by name: its own first, then Claude Code's per-project
+    ones (``projects.PATH.mcpServers`` in ``~/.claude.json``), each with whether it is switched off."""
+    found: dict[str, list[_ClientEntry]] = {}
+    if isinstance(raw.get("mcpServers"), dict):
+        off = _names_in(raw.get("disabledMcpServers"))
+        for name, entry in raw["mcpServers"].items():
+            off_why = _switched_off(entry, name in off, "")
+            found.setdefault(name, []).append(_ClientEntry(entry=entry, where="", off=off_why))
+    projects = raw.get("projects")
+    if isinstance(projects, dict):  # Claude Code keeps per-project servers in ~/.claude.json
+        for where, project in projects.items():
+            if not (isinstance(project, dict) and isinstance(project.get("mcpServers"), dict)):
+                continue
+            off = _names_in(project.get("disabledMcpServers"))
+            label = f"project {where}"
+            for name, entry in project["mcpServers"].items():
+                off_why = _switched_off(entry, name in off, label)
+                found.setdefault(name, []).append(_ClientEntry(entry=entry, where=label, off=off_why))
+    return found
 
 
 def _is_this_gateway(entry: dict[str, Any]) -> bool:
