@@ -478,7 +478,7 @@ def test_an_admin_forgets_one_remembered_choice_then_all_and_a_viewer_cannot(
                 tool="get_current_time",
                 tools_hash="x",
                 model="m",
-                vector=np.ones(4, np.float32),
+                vector=np.full(4, 0.5, np.float32),
                 request="what time is it in Lima" if i else None,
             )
             for i in range(2)
