@@ -315,3 +315,32 @@ def test_past_max_choices_the_oldest_goes_from_the_database_and_from_ram(tmp_pat
     memory.on_call("s", "memcache", "get", ok=True)
     assert [c.power for c in remembered(memory)] == ["memcache"]
     assert len(memory.index()) == 1
+
+
+def test_a_choice_kept_from_schema_8_is_used_for_the_local_user_and_a_clear_reaches_it(
+    tmp_path: Path,
+) -> None:
+    import sqlite3
+    from contextlib import closing
+
+    from tests.tool_selector.test_remembered import V8_CHOICES
+
+    settings = Settings(data_dir=tmp_path)
+    embedder = HashingEmbedder(dim=4)
+    Container(settings, embedder=embedder).store.close()
+    vector = np.ones(4, np.float32) / 2
+    with closing(sqlite3.connect(tmp_path / "catalog.db")) as db, db:  # a catalog of schema version 8
+        db.execute("DROP TABLE choices")
+        db.execute(V8_CHOICES)
+        db.execute(
+            "INSERT INTO choices(request_hash, power, tool, tools_hash, model, vector, created_at, "
+            "confirmed_at) VALUES ('a', 'redis', 'get', ?, ?, ?, '2026-11-01T00:00:00+00:00', "
+            "'2026-11-01T00:00:00+00:00')",
+            (tools_hash(POWERS["redis"]), embedder.model_id, vector.tobytes()),
+        )
+        db.execute("UPDATE meta SET value='8' WHERE key='schema_version'")
+        db.execute("DELETE FROM meta WHERE key LIKE 'choices_generation%'")
+    memory = ChoiceMemory(Container(settings, embedder=embedder))
+    assert len(memory.index(rows.LOCAL)) == 1 and len(memory.index("key:0123456789ab")) == 0
+    rows.clear(Container(settings).store.database)  # `tool-selector memory clear`, another process
+    assert len(memory.index(rows.LOCAL)) == 0

@@ -232,3 +232,5 @@ def test_a_catalog_of_schema_8_keeps_its_choices_as_the_local_users(tmp_path: Pa
         assert _remember(store.database, "a", "key:0123456789ab") > 7  # unique per principal now
         assert _remember(store.database, "a") == 7
         assert store.get_meta("schema_version") == "9"
+        before = rows.generation(store.database, "local")
+        assert rows.clear(store.database) == 2 and rows.generation(store.database, "local") > before

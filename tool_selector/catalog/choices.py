@@ -125,19 +125,13 @@ def _key(principal: str) -> str:
     return f"{GENERATION_KEY}:{principal}"
 
 
-def _bump(db: sqlite3.Connection, principals: set[str] | None) -> None:
-    """Bump the generation of these principals (None: of every principal) and the global one."""
-    keys = [GENERATION_KEY] + [_key(p) for p in sorted(principals or ())]
-    for key in keys:
+def _bump(db: sqlite3.Connection, principals: set[str]) -> None:
+    """Bump the generation of these principals and the global one."""
+    for key in [GENERATION_KEY] + [_key(p) for p in sorted(principals)]:
         db.execute(
             "INSERT INTO meta(key, value) VALUES (?, '1') ON CONFLICT(key) DO UPDATE SET "
             "value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)",
             (key,),
-        )
-    if principals is None:
-        db.execute(
-            "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) WHERE key LIKE ?",
-            (GENERATION_KEY + ":%",),
         )
 
 
@@ -357,6 +351,7 @@ def forget(database: Database, ids: list[int]) -> int:
 def clear(database: Database) -> int:
     """Forget every choice; how many there were."""
     with database.transaction() as db:
+        owners = {str(r[0]) for r in db.execute("SELECT DISTINCT principal FROM choices")}
         gone = int(db.execute("DELETE FROM choices").rowcount)
-        _bump(db, None)
+        _bump(db, owners)
     return gone
