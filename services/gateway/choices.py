@@ -39,6 +39,7 @@ import numpy as np
 
 from services.shared.container import Container
 from tool_selector.catalog import choices as rows
+from tool_selector.core.errors import ToolSelectorError
 from tool_selector.core.models import Decision, MatchType, Resolution
 from tool_selector.core.names import tool_of
 from tool_selector.route.remembered import (
@@ -279,8 +280,11 @@ class ChoiceMemory:
         logged, never raised: the memory is bookkeeping, and what the agent asked for has been done."""
         try:
             written = write()
-        except Exception as exc:
-            logger.warning("could not %s in the memory of confirmed choices: %s", what, exc)
+        except Exception as exc:  # a StoreError says it all; anything else shows where it came from
+            unexpected = not isinstance(exc, ToolSelectorError)
+            logger.warning(
+                "could not %s in the memory of confirmed choices: %s", what, exc, exc_info=unexpected
+            )
             return
         self._follow(written)
 
@@ -360,7 +364,8 @@ class ChoiceMemory:
     def _chose(self, pending: _Pending, power: str) -> None:
         """The agent chose ``power`` for a request that rephrased one the memory decided: another power
         than the remembered one refutes it; the same one clears the doubt."""
-        doubted, pending.doubted = pending.doubted, None
+        with self._lock:
+            doubted, pending.doubted = pending.doubted, None
         if doubted is not None and doubted.choice.power != power:
             self._refute(doubted)
 
