@@ -36,6 +36,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Too
 from routes.errors import mapping_for, mcp_text
 from routes.gateway_auth import RequireKey, principal_of
 from services.gateway.access import may_call
+from services.gateway.choices import LOCAL
 from services.gateway.hints import GATEWAY_HINTS
 from services.gateway.service import Caller, GatewayService, render_answer
 from services.gateway.tools import INSTRUCTIONS, gateway_tools, proxied_listing
@@ -84,14 +85,26 @@ class GatewayServer(Server[GatewayService]):
 
 
 def _caller(ctx: ServerRequestContext[GatewayService], transport: str, process_key: str) -> Caller:
+    """Who calls: over stdio the local user (one session per process); over HTTP the MCP session (bound
+    to its key by routes/gateway_auth.py) and the key, whose id names its memory of confirmed choices. A
+    stateless HTTP request has no session: its key's requests share one (``http-stateless``), which is
+    the key's own, never another key's."""
     params = ctx.session.client_params
     client = params.client_info.name if params is not None else ""
     if transport == "stdio":
-        return Caller(process_key, "stdio", client)
+        return Caller(process_key, "stdio", client, principal=LOCAL)
     request = ctx.request
     headers = getattr(request, "headers", None)
     session_id = headers.get("mcp-session-id") if headers is not None else None
-    return Caller(f"http-{session_id or 'stateless'}", "http", client, _scopes(ctx, transport))
+    principal = principal_of(getattr(request, "scope", {}))
+    key_id = principal.key_id if principal is not None else None
+    return Caller(
+        f"http-{session_id or 'stateless'}",
+        "http",
+        client,
+        _scopes(ctx, transport),
+        principal=f"key:{key_id}" if key_id is not None else None,
+    )
 
 
 def _scopes(ctx: ServerRequestContext[GatewayService], transport: str) -> frozenset[str] | None:

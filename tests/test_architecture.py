@@ -22,7 +22,7 @@ BUDGETS = {
     "tool_selector/core": 1400,
     "tool_selector/config": 1250,  # issue 39 added secrets and switched-off client entries
     "tool_selector/embedding": 560,
-    "tool_selector/catalog": 3800,
+    "tool_selector/catalog": 3900,  # issue 39: each choice's principal, bounds, damaged rows
     "tool_selector/trust": 2900,
     "tool_selector/search": 1050,
     "tool_selector/search/embedded": 1300,
@@ -30,13 +30,13 @@ BUDGETS = {
     "tool_selector/index": 700,
     "tool_selector/resolve": 1500,
     "tool_selector/resolve/rerank": 350,
-    "tool_selector/route": 400,  # issue 32 added remembered (the memory in the decision)
+    "tool_selector/route": 450,  # issue 32 added remembered (the memory in the decision); 39 its blocks
     "semantic_enrichment": 2100,
     "services/shared": 1500,
     "services/resolve": 420,
     "services/write": 2400,
     "services/api": 900,
-    "services/gateway": 1800,  # issue 32 added choices (the memory)
+    "services/gateway": 1950,  # issue 32 added choices (the memory); 39 made it per principal
     "services/gateway/catalog_query": 760,
     "routes": 1700,
     "routes/cli": 1300,  # one module a command group; issue 31 added `init` and the lazy dispatch

@@ -14,8 +14,9 @@ def memory_list(
     limit: Annotated[int | None, typer.Option(min=1, help="At most this many, latest first")] = None,
     as_json: JsonOrText = None,
 ) -> None:
-    """List the remembered choices, the latest confirmed first: id, power, tool, times confirmed and
-    refuted, when (and the request's words only when memory.keep_text is on)."""
+    """List the remembered choices, the latest confirmed first: id, whose (local, or key:ID), power, tool,
+    times confirmed and refuted, when (and the request's words only when memory.keep_text is on); a
+    damaged row is marked with what is wrong and its repair."""
     from services.shared.container import Container
     from services.write.memory import list_choices
 
@@ -27,22 +28,30 @@ def memory_list(
     if not found:
         typer.echo("Nothing remembered yet: the gateway remembers a choice after an agent's call served it.")
         return
-    typer.echo(f"{'id':>6}  {'power':<28} {'tool':<28} {'conf':>4} {'ref':>3}  confirmed at")
+    typer.echo(f"{'id':>6}  {'whose':<16} {'power':<24} {'tool':<24} {'conf':>4} {'ref':>3}  confirmed at")
     for c in found:
         typer.echo(
-            f"{c.id:>6}  {c.power[:28]:<28} {c.tool[:28]:<28} {c.confirmed:>4} {c.refuted:>3}  "
-            + c.confirmed_at
+            f"{c.id:>6}  {c.principal[:16]:<16} {c.power[:24]:<24} {c.tool[:24]:<24} {c.confirmed:>4} "
+            f"{c.refuted:>3}  {c.confirmed_at[:32]}"
+            + (f"  DAMAGED ({c.damaged}; repair: {c.repair})" if c.damaged else "")
         )
 
 
 @memory_app.command("show")
 def memory_show(choice: Annotated[int, typer.Argument(help="The id from `memory list`")]) -> None:
-    """Show one remembered choice (JSON)."""
+    """Show one remembered choice (JSON); for a damaged one, what is wrong and how to repair it."""
     from services.shared.container import Container
     from services.write.memory import show_choice
 
     with mapped_errors(), Container(cli_settings()) as container:
-        echo_json(show_choice(container, choice).model_dump())
+        shown = show_choice(container, choice)
+    echo_json(shown.model_dump())
+    if shown.damaged:
+        typer.echo(
+            f"Choice {shown.id} is damaged: {shown.damaged}. The gateway does not use it; remove it with "
+            f"`{shown.repair}`.",
+            err=True,
+        )
 
 
 @memory_app.command("forget")

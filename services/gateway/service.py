@@ -27,7 +27,7 @@ from mcp import types
 
 from services.gateway.access import lacks_call, may_call, require_call
 from services.gateway.catalog_query.view import CatalogView
-from services.gateway.choices import ChoiceMemory
+from services.gateway.choices import LOCAL, ChoiceMemory
 from services.gateway.hints import HintTracker, Suggestion
 from services.gateway.powers import Activation, ChangeReason, Power, PowerManager
 from services.gateway.runnable import catalog_only, mark_runnable, not_runnable_note
@@ -75,13 +75,15 @@ def tool_json(power: str, tool: ToolSummary | types.Tool) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Caller:
-    """Who is calling: a session id (per MCP connection), its transport and client name, and the scopes
-    of its API key (None over stdio: the local operator may do everything; see access.py)."""
+    """Who is calling: a session id (per MCP connection), its transport and client name, the scopes of its
+    API key (None over stdio: the local operator may do everything; see access.py), and whose memory of
+    confirmed choices it uses and feeds (``local`` over stdio, ``key:<id>`` over HTTP, None: none)."""
 
     session_id: str
     transport: str = "stdio"
     client: str = ""
     scopes: frozenset[str] | None = None
+    principal: str | None = LOCAL
 
 
 ChangeListener = Callable[[], Awaitable[None]]
@@ -158,21 +160,29 @@ class GatewayService:
 
     # -- resolve_intent ------------------------------------------------------------------------------
 
-    def _decide(self, session: str, query: str) -> Decision:
-        """Resolve and route (a worker thread), the memory of confirmed choices applied, and the answer
-        shown left to wait for the agent's choice (services/gateway/choices.py)."""
+    def _decide(self, caller: Caller, query: str) -> Decision:
+        """Resolve and route (a worker thread), the caller's memory of confirmed choices applied, and the
+        answer shown left to wait for the caller's choice (services/gateway/choices.py)."""
         resolution, decision = self.live.resolve_and_route(query)
-        if not self.memory.enabled:
+        if not self.memory.enabled or caller.principal is None:
             return decision
         powers = self.live.service().powers
-        decision, fired = self.memory.decide(session, resolution, decision, powers)
-        self.memory.on_resolve(session, resolution, decision, powers, fired)
-        return decision
+        session, principal = caller.session_id, caller.principal
+        try:
+            remembered, fired = self.memory.decide(session, resolution, decision, powers, principal=principal)
+            confirms = may_call(caller.scopes)
+            self.memory.on_resolve(
+                session, resolution, remembered, powers, fired, principal=principal, confirms=confirms
+            )
+        except Exception:  # the memory only helps: the resolver's own decision stands without it
+            logger.warning(
+                "the memory of confirmed choices could not be read; deciding without it", exc_info=True
+            )
+            return decision
+        return remembered
 
     async def resolve_intent(self, caller: Caller, query: str) -> dict[str, Any]:
-        decision = await anyio.to_thread.run_sync(
-            self._decide, caller.session_id, query, limiter=self._resolving
-        )
+        decision = await anyio.to_thread.run_sync(self._decide, caller, query, limiter=self._resolving)
         steps = decision.parts or []  # a multi-step request: one power per step
         answer = decision_json(decision)
         runnable = self.powers.configured()
@@ -240,7 +250,7 @@ class GatewayService:
         require_call(caller.scopes, f"start the power '{name}'")
         prerequisite = self.hints.prerequisite(caller.session_id, "activate_power")
         activation = await self.powers.activate(name)
-        self.memory.on_activate(caller.session_id, name)
+        self.memory.on_activate(caller.session_id, name, principal=caller.principal)
         answer = {"status": "activated", **self._activation_json(activation)}
         answer["message"] = (
             f"'{name}' is {'already ' if activation.already_active else ''}running with "
@@ -258,7 +268,9 @@ class GatewayService:
         name = _required(name, "name", "deactivate_power(name='git')")
         require_call(caller.scopes, f"stop the power '{name}'")
         stopped = await self.powers.deactivate(name)
-        await anyio.to_thread.run_sync(self.memory.on_deactivate, caller.session_id, name)
+        await anyio.to_thread.run_sync(
+            lambda: self.memory.on_deactivate(caller.session_id, name, principal=caller.principal)
+        )
         suggestions = [Suggestion("resolve_intent", "for the next request", {"query": "..."})]
         return {
             "status": "deactivated" if stopped else "not_active",
@@ -299,10 +311,17 @@ class GatewayService:
         return result
 
     async def _called(self, caller: Caller, power: str, tool: str, result: types.CallToolResult) -> None:
-        """A call went through: the memory learns whether it served the session's last request."""
-        if self.memory.enabled:
-            ok = not result.is_error
-            await anyio.to_thread.run_sync(lambda: self.memory.on_call(caller.session_id, power, tool, ok=ok))
+        """A call went through: the memory learns whether it served the session's last request. The
+        upstream has served it, so nothing here may turn it into a failure (a full disk): logged only."""
+        if not self.memory.enabled:
+            return
+        ok = not result.is_error
+        try:
+            await anyio.to_thread.run_sync(
+                lambda: self.memory.on_call(caller.session_id, power, tool, ok=ok, principal=caller.principal)
+            )
+        except Exception:
+            logger.warning("the call of %s's %s was served; recording it failed", power, tool, exc_info=True)
 
     async def call_namespaced(
         self, caller: Caller, name: str, arguments: Mapping[str, Any] | None
@@ -342,7 +361,7 @@ class GatewayService:
                 hint='Call it like catalog_query(query_type="tools", filters={"server": "git"}).',
             )
         view, powers = await anyio.to_thread.run_sync(self._catalog_view, limiter=self._limiter)
-        self.memory.on_other(caller.session_id)
+        self.memory.on_other(caller.session_id, principal=caller.principal)
         answer = view.query(query_type, filters)
         runnable = self.powers.configured()
         mark_runnable(answer, runnable)

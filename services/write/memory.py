@@ -13,6 +13,7 @@ from tool_selector.core.errors import NotFoundError
 
 class ChoiceView(BaseModel):
     id: int
+    principal: str  # whose: "local" (the person over stdio) or "key:<id>" (an API key over HTTP)
     power: str
     tool: str
     confirmed: int
@@ -22,11 +23,14 @@ class ChoiceView(BaseModel):
     request: str | None = None  # only under memory.keep_text
     request_hash: str
     model: str
+    damaged: str | None = None  # what is wrong with a damaged row: the gateway does not use it
+    repair: str | None = None  # the command that removes a damaged row
 
 
 def _view(choice: rows.Choice) -> ChoiceView:
     return ChoiceView(
         id=choice.id,
+        principal=choice.principal,
         power=choice.power,
         tool=choice.tool,
         confirmed=choice.confirmed,
@@ -36,6 +40,8 @@ def _view(choice: rows.Choice) -> ChoiceView:
         request=choice.request,
         request_hash=choice.request_hash,
         model=choice.model,
+        damaged=choice.problem,
+        repair=choice.repair,
     )
 
 
@@ -46,8 +52,12 @@ def list_choices(container: Container, *, limit: int | None = None) -> list[Choi
 def show_choice(container: Container, choice_id: int) -> ChoiceView:
     found = rows.get_choice(container.store.database, choice_id)
     if found is None:
+        shown = str(choice_id) if len(str(choice_id)) <= 24 else str(choice_id)[:20] + "…"
+        beyond = not 1 <= choice_id <= rows.MAX_ID
         raise NotFoundError(
-            f"No remembered choice has the id {choice_id}.", hint="`tool-selector memory list` shows them."
+            f"No remembered choice has the id {shown}"
+            + (f": ids are whole numbers from 1 to {rows.MAX_ID}." if beyond else "."),
+            hint="`tool-selector memory list` shows them.",
         )
     return _view(found)
 

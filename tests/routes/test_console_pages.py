@@ -478,7 +478,7 @@ def test_an_admin_forgets_one_remembered_choice_then_all_and_a_viewer_cannot(
                 tool="get_current_time",
                 tools_hash="x",
                 model="m",
-                vector=np.ones(4, np.float32),
+                vector=np.full(4, 0.5, np.float32),
                 request="what time is it in Lima" if i else None,
             )
             for i in range(2)
@@ -490,6 +490,7 @@ def test_an_admin_forgets_one_remembered_choice_then_all_and_a_viewer_cannot(
     expect(rows).to_have_count(len(listed))
     expect(_row(page, "choice", str(ids[1]))).to_contain_text("what time is it in Lima")
     expect(_row(page, "choice", str(ids[0]))).to_contain_text("(words not kept)")
+    expect(_row(page, "choice", str(ids[0]))).to_contain_text("local")  # whose: the person over stdio
     page.get_by_role("button", name=f"Forget choice {ids[0]} (time)").click()
     expect(rows).to_have_count(len(listed) - 1)
     assert ids[0] not in {c["id"] for c in _get(site, "admin", "/memory")}

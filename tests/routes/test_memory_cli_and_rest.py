@@ -28,7 +28,7 @@ def _remember(db_path: Path, *hashes: str) -> list[int]:
                 tool="get_current_time",
                 tools_hash="x",
                 model="m",
-                vector=np.ones(4, np.float32),
+                vector=np.full(4, 0.5, np.float32),
                 request=None,
             )
             for h in hashes
@@ -78,3 +78,52 @@ def test_rest_memory_routes_are_for_admin_keys_only(api: RunningApi) -> None:
         assert admin.delete(f"{V1}/memory").json() == {"forgotten": 2}
         assert admin.get(f"{V1}/memory").json() == []
     assert _audit(db_path) == ["memory.forget", "memory.clear"]
+
+
+HUGE = "99999999999999999999999"  # past SQLite's integers
+
+
+def test_an_id_out_of_range_is_not_found_over_rest_and_the_cli(api: RunningApi, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    with api.client("admin") as admin:
+        for method in ("GET", "DELETE"):
+            answered = admin.request(method, f"{V1}/memory/{HUGE}")
+            assert answered.status_code == 404, answered.text
+            error = answered.json()["error"]
+            assert "No remembered choice has the id 99999999999999999999" in error["message"]
+            assert "memory list" in error["hint"]
+    monkeypatch.setenv("TOOL_SELECTOR_DATA_DIR", str(api.settings.data_dir))
+    for command in ("show", "forget"):
+        said = CliRunner().invoke(app, ["memory", command, HUGE])
+        assert said.exit_code == 4, (said.exit_code, said.stderr)
+        assert "No remembered choice has the id" in said.stderr and "Traceback" not in said.stderr
+
+
+def test_a_damaged_row_is_marked_in_the_list_and_show_says_what_is_wrong_and_how_to_repair(
+    tmp_path: Path,
+    monkeypatch,  # type: ignore[no-untyped-def]
+) -> None:
+    monkeypatch.setenv("TOOL_SELECTOR_DATA_DIR", str(tmp_path))
+    sound, broken = _remember(tmp_path / "catalog.db", "a", "b")
+    with CatalogStore(tmp_path / "catalog.db") as store:
+        store.database.execute(
+            "UPDATE choices SET vector = x'0000', confirmed_at = 'soon' WHERE id=?", (broken,)
+        )
+    runner = CliRunner()
+    listed = runner.invoke(app, ["memory", "list", "--text"])
+    assert listed.exit_code == 0, listed.stderr
+    [line] = [row for row in listed.stdout.splitlines() if row.strip().startswith(str(broken))]
+    damage = "its vector is 2 bytes long, not a list of float32 values"
+    assert f"DAMAGED ({damage}; repair: tool-selector memory forget {broken})" in line
+    as_json = {c["id"]: c for c in json.loads(runner.invoke(app, ["memory", "list", "--json"]).stdout)}
+    assert (
+        as_json[sound]["damaged"] is None
+        and as_json[broken]["repair"] == f"tool-selector memory forget {broken}"
+    )
+    shown = runner.invoke(app, ["memory", "show", str(broken)])
+    assert shown.exit_code == 0 and json.loads(shown.stdout)["damaged"].startswith("its vector is 2 bytes")
+    assert (
+        f"Choice {broken} is damaged" in shown.stderr
+        and f"`tool-selector memory forget {broken}`" in shown.stderr
+    )
+    assert json.loads(runner.invoke(app, ["memory", "forget", str(broken)]).stdout)["forgotten"] == broken
+    assert [c["id"] for c in json.loads(runner.invoke(app, ["memory", "list", "--json"]).stdout)] == [sound]

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 8  # 2 profiles, enrichments, discovery; 3 gateway_sessions; 4 provenance, keys, audit, jobs;
+from tool_selector.catalog.choices import TABLE as CHOICES_TABLE
+
+SCHEMA_VERSION = 9  # 2 profiles, enrichments, discovery; 3 gateway_sessions; 4 provenance, keys, audit, jobs;
 # 5 output schemas, definition hashes, tool pins and the quarantine (trust); 6 the change log; 7 server pins
 # and server entries in the quarantine (catalog/server_pins.py); 8 the memory of confirmed choices
-# (catalog/choices.py)
+# (catalog/choices.py); 9 each choice's principal (choices.upgrade rebuilds the table: unique per principal)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -129,22 +131,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     data TEXT NOT NULL
 );
 -- a request the agent resolved, then served with a tool of the power it chose (catalog/choices.py)
-CREATE TABLE IF NOT EXISTS choices (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    request_hash TEXT NOT NULL,
-    power TEXT NOT NULL,
-    tool TEXT NOT NULL,
-    tools_hash TEXT NOT NULL,
-    model TEXT NOT NULL,
-    vector BLOB NOT NULL,
-    request TEXT,
-    confirmed INTEGER NOT NULL DEFAULT 1,
-    refuted INTEGER NOT NULL DEFAULT 0,
-    created_at TEXT NOT NULL,
-    confirmed_at TEXT NOT NULL,
-    UNIQUE (request_hash, power, tool)
-);
 """
+SCHEMA += CHOICES_TABLE.format(name="choices")
 
 # columns added after version 1: (table, column, declaration); added by ALTER TABLE when missing
 ADDED_COLUMNS = (

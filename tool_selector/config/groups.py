@@ -95,3 +95,10 @@ class MemorySettings(BaseModel):
         description="gateway calls after a resolve_intent within which an activation and a successful tool "
         "call of that power confirm the choice",
     )
+    max_choices: int = Field(
+        default=2000,
+        ge=1,
+        le=100_000,
+        description="remembered choices kept per principal (the local user, each API key); past it, the "
+        "ones no longer used go first, then the ones confirmed longest ago",
+    )

@@ -24,7 +24,7 @@ already activated is left as it is.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -95,23 +95,63 @@ class Recalled:
     features: tuple[float, ...]
 
 
+@dataclass(frozen=True)
+class _Block:
+    """The remembered choices of one power and their vectors, one row each."""
+
+    choices: tuple[Remembered, ...]
+    matrix: np.ndarray
+
+
 class ChoiceIndex:
-    """The remembered choices of one embedding model, their vectors in one matrix ordered by power, so a
-    recall reads only the rows of the resolver's candidates (cosine by a product)."""
+    """The remembered choices of one principal and embedding model, their vectors in one matrix per power,
+    so a recall reads only the rows of the resolver's candidates (cosine by a product), and a change
+    rebuilds only the blocks of the powers it touches (``changed``). Never changed in place: a reader in
+    another thread keeps the index it has."""
 
     def __init__(self, choices: Sequence[Remembered], vectors: np.ndarray) -> None:
-        order = sorted(range(len(choices)), key=lambda i: choices[i].power)
-        self.choices = [choices[i] for i in order]
         matrix = np.asarray(vectors, dtype=np.float32)
         matrix = matrix.reshape(len(choices), -1) if choices else np.zeros((0, 0), np.float32)
-        self.matrix = np.ascontiguousarray(matrix[order]) if choices else matrix
-        self._spans: dict[str, tuple[int, int]] = {}  # power -> its rows [start, end)
-        for i, choice in enumerate(self.choices):
-            start, _ = self._spans.get(choice.power, (i, i))
-            self._spans[choice.power] = (start, i + 1)
+        grouped: dict[str, list[int]] = {}
+        for i, choice in enumerate(choices):
+            grouped.setdefault(choice.power, []).append(i)
+        self._blocks = {
+            power: _Block(tuple(choices[i] for i in rows), np.ascontiguousarray(matrix[rows]))
+            for power, rows in grouped.items()
+        }
+        self._power_of = {c.id: c.power for c in choices}
+
+    @classmethod
+    def _of(cls, blocks: dict[str, _Block]) -> ChoiceIndex:
+        index = cls([], np.zeros((0, 0), np.float32))
+        index._blocks = blocks
+        index._power_of = {c.id: power for power, block in blocks.items() for c in block.choices}
+        return index
 
     def __len__(self) -> int:
-        return len(self.choices)
+        return len(self._power_of)
+
+    def changed(
+        self, put: Sequence[tuple[Remembered, np.ndarray]], drop: Collection[int] = ()
+    ) -> ChoiceIndex:
+        """A new index with these choices put in (each replacing the one of its id) and the ids ``drop``
+        taken out; the blocks of other powers are shared with this one."""
+        gone = set(drop) | {c.id for c, _ in put}
+        touched = {self._power_of[i] for i in gone if i in self._power_of} | {c.power for c, _ in put}
+        blocks = dict(self._blocks)
+        for power in touched:
+            old = self._blocks.get(power)
+            kept = [i for i, c in enumerate(old.choices) if c.id not in gone] if old is not None else []
+            added = [(c, v) for c, v in put if c.power == power]
+            choices = tuple(old.choices[i] for i in kept) if old is not None else ()
+            choices += tuple(c for c, _ in added)
+            if not choices:
+                blocks.pop(power, None)
+                continue
+            parts = [old.matrix[kept]] if old is not None and kept else []
+            parts += [np.asarray(v, dtype=np.float32).reshape(1, -1) for _, v in added]
+            blocks[power] = _Block(choices, np.ascontiguousarray(np.concatenate(parts)))
+        return ChoiceIndex._of(blocks)
 
     def recall(
         self,
@@ -127,36 +167,30 @@ class ChoiceIndex:
         """The closest usable remembered choice for a request whose resolver ranked the powers ``ranked``
         (best first), with its features; None when there is none. ``hash_of(name)``: the power's
         ``tools_hash`` from a cache (hashing every candidate's tools costs more than the recall)."""
-        if not self.choices:
-            return None
         places = {name: i for i, name in enumerate(ranked[:CANDIDATES]) if name in powers}
-        spans = [self._spans[name] for name in places if name in self._spans]
-        if not spans:
-            return None
         query = np.asarray(vector, dtype=np.float32)
-        scores = np.full(len(self.choices), -1.0, dtype=np.float32)
-        for start, end in spans:
-            scores[start:end] = self.matrix[start:end] @ query
-        close = np.flatnonzero(scores >= FLOOR)
-        if close.size == 0:
+        close: list[tuple[float, Remembered]] = []
+        for name in places:
+            block = self._blocks.get(name)
+            if block is None or block.matrix.shape[1] != query.shape[0]:
+                continue
+            scores = block.matrix @ query
+            close += [(float(scores[j]), block.choices[j]) for j in np.flatnonzero(scores >= FLOOR)]
+        if not close:
             return None
+        close.sort(key=lambda found: -found[0])
         oldest = (now or datetime.now(UTC)) - timedelta(days=max_age_days)
         hashes: dict[str, str] = {}
         usable: list[tuple[float, Remembered]] = []
-        for i in close[np.argsort(-scores[close], kind="stable")]:
-            choice = self.choices[int(i)]
-            if (
-                choice.power not in places
-                or choice.confirmed <= choice.refuted
-                or choice.confirmed_at < oldest
-            ):
+        for score, choice in close:
+            if choice.confirmed <= choice.refuted or choice.confirmed_at < oldest:
                 continue
             info = powers[choice.power]
             if choice.power not in hashes:
                 hashes[choice.power] = hash_of(choice.power) if hash_of is not None else tools_hash(info)
             if hashes[choice.power] != choice.tools_hash or all(t.name != choice.tool for t in info.tools):
                 continue
-            usable.append((float(scores[i]), choice))
+            usable.append((score, choice))
         if not usable:
             return None
         best_score, best = usable[0]

@@ -15,7 +15,7 @@ export async function render(view) {
     h(
       "p",
       { class: "muted" },
-      "A request an agent resolved, then served with a tool of the power it chose, is remembered here; a later request like it can activate that power. Turn it off with TOOL_SELECTOR_MEMORY__ENABLED=false.",
+      "A request an agent resolved, then served with a tool of the power it chose, is remembered here for whoever confirmed it (local: the person over stdio; key:ID: an API key); a later request like it from the same one can activate that power. Turn it off with TOOL_SELECTOR_MEMORY__ENABLED=false.",
     ),
     scopeNote("admin", "The memory is closed"),
     results,
@@ -35,12 +35,19 @@ function draw(found, load) {
       "tr",
       { "data-choice": String(c.id) },
       h("td", { class: "n" }, String(c.id)),
+      h("td", {}, c.principal),
       h("td", {}, c.power),
       h("td", {}, h("code", {}, c.tool)),
       h("td", { class: "n" }, String(c.confirmed)),
       h("td", { class: "n" }, String(c.refuted)),
       h("td", {}, when(c.confirmed_at)),
-      h("td", {}, c.request || h("span", { class: "muted" }, "(words not kept)")),
+      h(
+        "td",
+        {},
+        c.damaged
+          ? h("strong", { class: "damaged" }, `Damaged (${c.damaged}): not used; forget it to repair.`)
+          : c.request || h("span", { class: "muted" }, "(words not kept)"),
+      ),
       h(
         "td",
         {},
@@ -55,7 +62,7 @@ function draw(found, load) {
   return [
     h("p", {}, clearAll),
     rows.length
-      ? table(["Id", "Power", "Tool", "Confirmed", "Refuted", "Last confirmed", "Request", ""], rows, { class: "memory" })
+      ? table(["Id", "Whose", "Power", "Tool", "Confirmed", "Refuted", "Last confirmed", "Request", ""], rows, { class: "memory" })
       : h("p", { class: "muted" }, "Nothing remembered yet: a choice is remembered after an agent's call served it."),
   ];
 }
