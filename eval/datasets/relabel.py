@@ -4,7 +4,7 @@
     .venv/bin/python eval/datasets/relabel.py compare ROOT FILE LABELS.jsonl
 
 Standard library only; it never runs the product. ``ROOT`` holds setup folders (each with servers.json,
-tools.json and FILE, a jsonl of labelled requests). ``sample`` writes, for a stratified sample of each
+tools.json and FILE, a jsonl of labelled requests), or is itself one dataset folder holding FILE. ``sample`` writes, for a stratified sample of each
 setup's lines (by ``expected_tier``), only what the second labeller may see: ``id``, ``setup`` and the
 ``query`` text — never the labels, never the request it was written from. The second labeller reads the
 setup's tools.json and writes LABELS.jsonl: one object per sampled line with ``id``, ``expected_tier``
@@ -29,6 +29,8 @@ def read_lines(path: Path) -> list[dict[str, Any]]:
 
 
 def setups(root: Path, file: str) -> dict[str, list[dict[str, Any]]]:
+    if (root / file).is_file():  # one dataset folder, not a root of setups
+        return {root.name: read_lines(root / file)}
     found = {}
     for folder in sorted(p for p in root.iterdir() if p.is_dir() and (p / "servers.json").is_file()):
         if (folder / file).is_file():
