@@ -158,3 +158,70 @@ def bench_scan_command(
                 settings, corpus, folders, limit_bytes=settings.max_file_bytes
             )
         echo_json(figures)
+
+
+@lab.command("conversation")
+def conversation_command(
+    datasets: Annotated[
+        list[Path], typer.Argument(help="Dataset folders of requests in conversation order (queries.jsonl)")
+    ],
+    servers: Annotated[Path, typer.Option(help="The server configuration to sync and serve")] = Path(
+        "examples/demo-servers.json"
+    ),
+    catalog: Annotated[Path, typer.Option(help="Benchmark folder of those servers' tools")] = Path(
+        "eval/datasets/gateway-demo"
+    ),
+    beside: Annotated[
+        Path | None, typer.Option(help="A catalog folder imported beside them (catalog-only servers)")
+    ] = None,
+    phrasing: Annotated[
+        str, typer.Option(help="user (the person's words), agent (agent_query) or both (query + request)")
+    ] = "user",
+    turns: Annotated[bool, typer.Option(help="Also print each request's turn")] = False,
+) -> None:
+    """One real `serve` session over each dataset's requests with a scripted agent: the context it holds
+    against loading every tool, answer tokens, tools listed at the end, and whether the next step named a
+    right tool with its required arguments."""
+    from eval.bench.conversation import bench_conversation
+
+    with mapped_errors():
+        if phrasing not in ("user", "agent", "both"):
+            raise InvalidInputError(
+                f"--phrasing {phrasing!r} is not one of user, agent, both.", hint="--phrasing agent"
+            )
+        settings = cli_settings()
+        for dataset in datasets:
+            report = bench_conversation(
+                settings,
+                dataset,
+                servers_file=servers,
+                catalog=catalog,
+                beside=beside,
+                phrasing=phrasing,  # type: ignore[arg-type]
+            )
+            if not turns:
+                report.pop("turns")
+            echo_json({"dataset": str(dataset), **report})
+
+
+@lab.command("drive")
+def drive_command(
+    calls: Annotated[
+        Path, typer.Argument(help='A jsonl of gateway calls: {"tool": ..., "arguments": {...}} a line')
+    ],
+    workdir: Annotated[Path, typer.Option(help="Kept between runs: the synced data folder")] = Path(
+        "/tmp/ts-drive"
+    ),
+    servers: Annotated[Path, typer.Option(help="The server configuration to sync and serve")] = Path(
+        "examples/demo-servers.json"
+    ),
+    beside: Annotated[
+        Path | None, typer.Option(help="A catalog folder imported beside them (catalog-only servers)")
+    ] = None,
+) -> None:
+    """Play the agent: replay a script of gateway calls in one real `serve` session (in the demo sandbox)
+    and print what the agent reads after each call, with its tokens and the tool list."""
+    from eval.bench.drive import drive
+
+    with mapped_errors():
+        typer.echo(drive(cli_settings(), calls, workdir=workdir, servers_file=servers, beside=beside))
