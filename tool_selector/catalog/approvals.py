@@ -16,7 +16,8 @@ from tool_selector.catalog.changes import scan_context
 from tool_selector.catalog.pins import Gate, decide, get_entry, put_pin, supersede
 from tool_selector.catalog.rows import insert_tool, rehash_server, update_tool_row
 from tool_selector.catalog.server_pins import apply_approved
-from tool_selector.core.errors import ConflictError, NotFoundError
+from tool_selector.core.errors import ConflictError, InvalidInputError, NotFoundError
+from tool_selector.core.json_limits import MAX_JSON_DEPTH, withheld_fields
 from tool_selector.core.models import CreationMethod, ToolSpec
 from tool_selector.trust.models import EntryState, QuarantineEntry, TrustMode, VetSummary
 
@@ -49,6 +50,17 @@ class Approvals:
         now = at.isoformat(timespec="microseconds")
         with self._store.database.transaction() as db:
             entry = self._open_entry(db, entry_id, "approve")
+            too_deep = withheld_fields(entry.new_definition)
+            if too_deep:
+                raise InvalidInputError(
+                    f"Quarantine entry {entry.id} ({entry.tool_id}) holds a definition whose "
+                    f"{', '.join(too_deep)} is nested deeper than {MAX_JSON_DEPTH} levels (it was held "
+                    "before that limit), so it cannot be approved.",
+                    hint=f"Reject it (`tool-selector quarantine reject {entry.id}`); the tool's source must "
+                    "send a definition within the limit (docs/operator-guide.md, 'Limits').",
+                    entry=entry.id,
+                    fields=too_deep,
+                )
             if entry.subject == "server":  # a server's shown text (server_pins.py)
                 decide(db, entry.id, "approved", actor, now)
                 apply_approved(db, entry.server, entry.new_definition, actor, now)
