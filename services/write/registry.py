@@ -42,7 +42,7 @@ from services.write.enriching import enrich_catalog
 from tool_selector.core.errors import CatalogFileError, ConflictError, InvalidInputError, NotFoundError
 from tool_selector.core.json_limits import MAX_JSON_DEPTH, Annotations, InputSchema, withheld_fields
 from tool_selector.core.models import CreationMethod, ServerRecord, ServerSpec, ToolRecord, ToolSpec
-from tool_selector.core.names import TakenNames, TakenToolNames, copy_problem, name_problem, tool_copy_problem
+from tool_selector.core.names import TakenNames, copy_problem, name_problem, tool_copied, tool_copy_problem
 from tool_selector.index.build import IndexSummary
 from tool_selector.trust.limits import CappedDescription, CappedMetadata
 
@@ -295,7 +295,7 @@ def register_tool(
                 hint="Use matching_mode auto to create it, or match_scope catalog to look in every server.",
                 closest=closest[0] if closest else None,
             )
-    copied = TakenToolNames(store.tool_names()).copied_by(spec.server, spec.name)
+    copied = tool_copied(store.tool_names(), spec.server, spec.name)
     if copied is not None:  # get_current_tіme (Cyrillic і) beside get_current_time
         problem = tool_copy_problem(spec.id, copied)
         raise InvalidInputError(

@@ -17,7 +17,7 @@ from routes.cli import app
 from tests.support.api_helpers import RunningApi
 from tests.support.catalogs import write_catalog
 from tool_selector.config.servers import ServerConfig, ServersFile, save_servers
-from tool_selector.core.names import TakenNames, TakenToolNames, fold
+from tool_selector.core.names import TakenNames, TakenToolNames, fold, tool_copied
 
 V1 = "/api/v1"
 FULLWIDTH = "ＴＩＭＥ"  # U+FF34 U+FF29 U+FF2D U+FF25
@@ -43,6 +43,13 @@ def test_fullwidth_cyrillic_greek_and_styled_copies_of_a_name_fold_to_it_and_oth
     assert tools.copied_by("docs", "\uff53\uff45\uff41\uff52\uff43\uff48") == "web::search"  # fullwidth
     assert tools.copied_by("docs", "search") is None  # many servers serve a `search`
     assert tools.copied_by("docs", "Search") is None  # another server may differ from it in case
+    pairs = [("time", "get_current_time"), ("web", "search")]  # one name against a whole catalog, one pass
+    for server, name in (
+        ("clock", "get_current_t\u0456me"),
+        ("docs", "Search"),
+        ("time", "GET_CURRENT_TIME"),
+    ):
+        assert tool_copied(pairs, server, name) == tools.copied_by(server, name)
 
 
 def test_servers_add_refuses_lookalikes_of_a_configured_server_naming_it_and_stores_nothing() -> None:

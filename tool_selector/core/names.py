@@ -207,6 +207,22 @@ class TakenToolNames:
         return min(lookalike) if lookalike else None
 
 
+def tool_copied(pairs: Iterable[tuple[str, str]], server: str, name: str) -> str | None:
+    """``TakenToolNames(pairs).copied_by(server, name)`` for one name, in one pass over ``pairs`` (a
+    registration's check against a catalog of 100k tools: tens of milliseconds, not a whole index)."""
+    key, cased = fold(name), name.strip().casefold()
+    found: list[str] = []
+    for other_server, other in pairs:
+        if other == name and other_server == server:
+            return None
+        if (other.casefold() if other.isascii() else fold(other)) != key:
+            continue
+        if other_server == server or other.strip().casefold() != cased:
+            found.append(tool_id(other_server, other))
+    same_server = [f for f in found if server_of(f) == server]
+    return min(same_server or found) if found else None
+
+
 def tool_copy_problem(tool: str, existing: str) -> str:
     """The sentence refusing the tool id ``tool`` as a look-alike of the tool id ``existing``."""
     how = _how_alike(tool_of(tool), tool_of(existing))
