@@ -9,7 +9,6 @@ are ever written. A write the disk refuses (full, read-only) is the store error
 from __future__ import annotations
 
 import logging
-import sqlite3
 import threading
 import time
 from collections.abc import Iterator
@@ -42,7 +41,7 @@ def _written(directory: Path) -> Iterator[None]:
     """A write of the cache that the disk refuses (full, read-only) ends as the store error."""
     try:
         yield
-    except (OSError, sqlite3.OperationalError) as exc:
+    except Exception as exc:  # an OSError, or diskcache's SQLite error: only a refused write is ours
         refused = disk_refused(exc, f"The enrichment cache {directory}", directory)
         if refused is None:
             raise

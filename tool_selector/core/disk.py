@@ -10,7 +10,6 @@ written beside its target and renamed over it), so what was stored before is int
 from __future__ import annotations
 
 import errno
-import sqlite3
 from pathlib import Path
 
 from tool_selector.core.errors import StoreError
@@ -31,9 +30,9 @@ SQLITE_REFUSED = {8: "the file or its folder is read-only", 10: "a disk I/O erro
 def disk_refused(exc: BaseException, what: str, folder: Path | str) -> StoreError | None:
     """The StoreError for a write of ``what`` that the disk refused (``exc``: an OSError, or SQLite's
     error for it), or None for any other failure. ``folder``: where space must be freed."""
-    code = getattr(exc, "sqlite_errorcode", None)
+    code = getattr(exc, "sqlite_errorcode", None)  # the errors of SQLite carry their result code
     said: str | None
-    if isinstance(exc, sqlite3.OperationalError) and code is not None and code & 0xFF in SQLITE_REFUSED:
+    if isinstance(code, int) and code & 0xFF in SQLITE_REFUSED:
         why, said, filename = SQLITE_REFUSED[code & 0xFF], str(exc), None
     elif isinstance(exc, OSError) and exc.errno in REFUSED:
         why, said, filename = REFUSED[exc.errno], exc.strerror, exc.filename
