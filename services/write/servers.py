@@ -60,6 +60,9 @@ def add_server(
             hint="Pick another name, or pass --replace to overwrite its entry.",
             name=name,
         )
+    usable = re.match(NAME_PATTERN, name) is not None
+    if not usable and name.isascii():  # a look-alike (ＴＩＭＥ, tіme) is told as one, naming the server
+        raise _unusable(name)
     copied = TakenNames(taken_server_names(container)).copied_by(name)
     if copied is not None:  # TIME, ＴＩＭＥ or tіme beside time: an agent could not tell them apart
         problem = copy_problem(name, copied)
@@ -69,12 +72,8 @@ def add_server(
             name=name,
             existing=copied,
         )
-    if not re.match(NAME_PATTERN, name):
-        raise InvalidInputError(
-            f"{name!r} is not a usable server name.",
-            hint="Use 1-100 letters, digits, '_', '-', '.', '@', '/' or inner spaces, starting alphanumeric.",
-            name=name,
-        )
+    if not usable:
+        raise _unusable(name)
     was = servers.model_copy(deep=True)
     before = servers.mcpServers.get(name)
     servers.mcpServers[name] = config
@@ -92,6 +91,14 @@ def add_server(
         ),
     )
     return config
+
+
+def _unusable(name: str) -> InvalidInputError:
+    return InvalidInputError(
+        f"{name!r} is not a usable server name.",
+        hint="Use 1-100 letters, digits, '_', '-', '.', '@', '/' or inner spaces, starting alphanumeric.",
+        name=name,
+    )
 
 
 def _config_hash(config: ServerConfig) -> str:
@@ -193,8 +200,8 @@ def import_servers(
     was = servers.model_copy(deep=True)
     taken = TakenNames(taken_server_names(container))
     summary = ImportServersSummary(skipped=dict(found.skipped))
-    for name in found.skipped:  # a name the file could not use: say first whose look-alike it is
-        copied = taken.copied_by(name)
+    for name in found.skipped:  # a name the file could not use (ＴＩＭＥ, tіme): say whose look-alike it is
+        copied = None if name.isascii() else taken.copied_by(name)
         if copied is not None:
             summary.skipped[name] = f"{copy_problem(name, copied)}; rename it in the file"
     for name, config in found.servers.items():

@@ -16,7 +16,7 @@ import httpx
 
 from tests.routes.test_api_import_jobs import wait_for_job
 from tests.support.api_helpers import RunningApi
-from tool_selector.core.json_limits import MAX_JSON_DEPTH, WITHHELD_KEY
+from tool_selector.core.json_limits import MAX_JSON_DEPTH, SCHEMA_CHARS, WITHHELD_KEY
 from tool_selector.core.models import CreationMethod, ServerSpec, ToolSpec
 
 V1 = "/api/v1"
@@ -105,7 +105,10 @@ def test_a_definition_stored_too_deep_before_the_limit_is_shown_withheld_on_ever
             actor="test",
         )
         container.writer.create_tool(deep, method=CreationMethod.MANUAL_API, actor="test", trust="approve")
-        entry = next(e.id for e in container.store.quarantine_entries() if e.tool_id == "abyss::dive")
+        huge = deep.model_copy(update={"name": "haul", "input_schema": {"description": "y" * SCHEMA_CHARS}})
+        container.writer.create_tool(huge, method=CreationMethod.MANUAL_API, actor="test", trust="approve")
+        entries = {e.tool_id: e.id for e in container.store.quarantine_entries()}
+        entry, too_big = entries["abyss::dive"], entries["abyss::haul"]
     routes = (
         f"{V1}/quarantine",
         f"{V1}/quarantine?everything=true",
@@ -132,9 +135,10 @@ def test_a_definition_stored_too_deep_before_the_limit_is_shown_withheld_on_ever
         assert WITHHELD_KEY in client.get(f"{V1}/servers/abyss").json()["metadata"]
         held = client.get(f"{V1}/quarantine/{entry}").json()
         assert WITHHELD_KEY in held["entry"]["new_definition"]["input_schema"]
-        approved = client.post(f"{V1}/quarantine/{entry}/approve", json={"note": "test"})
-        refused(approved, "cannot be approved")
-        assert "Reject it" in approved.json()["error"]["hint"]
+        for held_id in (entry, too_big):
+            approved = client.post(f"{V1}/quarantine/{held_id}/approve", json={"note": "test"})
+            refused(approved, "cannot be approved")
+            assert "Reject it" in approved.json()["error"]["hint"]
         patched = client.patch(f"{V1}/tools/abyss::dive", json={"description": "Dives."})
         refused(patched, "input_schema")
         rejected = client.post(f"{V1}/quarantine/{entry}/reject", json={"note": "too deep"})
