@@ -38,7 +38,7 @@ from tool_selector.core.models import (
     ToolSpec,
 )
 from tool_selector.core.names import RULE
-from tool_selector.trust.limits import CappedDescription, CappedMetadata, CappedSchema
+from tool_selector.trust.limits import CappedDescription, CappedMetadata
 from tool_selector.trust.shown import model_for_agent
 
 logger = logging.getLogger(__name__)
@@ -94,12 +94,10 @@ class ServerCreate(ServerSpec):
 
 
 class ToolCreate(ToolSpec):
-    """A tool to register, held to the caps of tool_selector/trust/limits.py (as a PATCH is)."""
+    """A tool to register, held to the caps of tool_selector/trust/limits.py (as a PATCH is); its JSON
+    values keep ToolSpec's depth and size limits (tool_selector/core/json_limits.py)."""
 
     description: CappedDescription = ""
-    input_schema: CappedSchema = Field(default_factory=dict)
-    output_schema: CappedSchema | None = None
-    annotations: CappedSchema = Field(default_factory=dict)
     matching_mode: registry.MatchingMode = "auto"
     match_scope: registry.MatchScope = "server"
 

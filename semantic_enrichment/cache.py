@@ -2,7 +2,8 @@
 
 Values are stored as JSON text and validated again when read, so an entry that does not parse (a
 half-written file, an older format) is a miss and is dropped, never served. Only validated drafts
-are ever written.
+are ever written. A write the disk refuses (full, read-only) is the store error
+(tool_selector/core/disk.py).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import TypeVar
 import diskcache  # type: ignore[import-untyped]
 from pydantic import BaseModel, ValidationError
 
+from tool_selector.core.disk import disk_refused
 from tool_selector.core.hashing import sha256_of
 
 logger = logging.getLogger(__name__)
@@ -34,10 +36,26 @@ def cache_key(kind: str, *parts: str) -> str:
     return f"{kind}:{sha256_of(list(parts))}"
 
 
+@contextmanager
+def _written(directory: Path) -> Iterator[None]:
+    """A write of the cache that the disk refuses (full, read-only) ends as the store error."""
+    try:
+        yield
+    except Exception as exc:  # an OSError, or diskcache's SQLite error: only a refused write is ours
+        refused = disk_refused(exc, f"The enrichment cache {directory}", directory)
+        if refused is None:
+            raise
+        raise refused from exc
+
+
 class EnrichmentCache:
     def __init__(self, directory: Path) -> None:
-        directory.mkdir(parents=True, exist_ok=True)
-        self._cache = diskcache.Cache(str(directory), size_limit=2**30, eviction_policy="least-recently-used")
+        self._directory = directory
+        with _written(directory):
+            directory.mkdir(parents=True, exist_ok=True)
+            self._cache = diskcache.Cache(
+                str(directory), size_limit=2**30, eviction_policy="least-recently-used"
+            )
         self._lock = threading.Lock()
         self._pending: dict[str, tuple[str, float | None]] | None = None  # key -> (value, expiry): deferred
         self._limits = (DEFER_ITEMS, DEFER_SECONDS)
@@ -77,7 +95,7 @@ class EnrichmentCache:
     def _write_pending(self) -> None:
         """Write what waits (the lock held)."""
         if self._pending:
-            with self._cache.transact():
+            with _written(self._directory), self._cache.transact():
                 for key, (raw, expire_s) in self._pending.items():
                     self._cache.set(key, raw, expire=expire_s)
             self._pending.clear()
@@ -101,7 +119,8 @@ class EnrichmentCache:
         raw = value.model_dump_json()
         with self._lock:
             if self._pending is None:
-                self._cache.set(key, raw, expire=expire_s)
+                with _written(self._directory):
+                    self._cache.set(key, raw, expire=expire_s)
                 return
             if not self._pending:
                 self._since = time.monotonic()

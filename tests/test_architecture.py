@@ -19,7 +19,7 @@ CATALOG = ROOT / "tool_selector" / "catalog"
 # Lines of Python per package (its own modules, not its subpackages'): files are cut by meaning, and a
 # package that outgrows its budget is split by concern, or its budget raised on purpose, in review.
 BUDGETS = {
-    "tool_selector/core": 1400,
+    "tool_selector/core": 1700,  # issue 39 added json_limits (one JSON limit for every door), disk, names
     "tool_selector/config": 1250,  # issue 39 added secrets and switched-off client entries
     "tool_selector/embedding": 560,
     "tool_selector/catalog": 3900,  # issue 39: each choice's principal, bounds, damaged rows
@@ -34,7 +34,7 @@ BUDGETS = {
     "semantic_enrichment": 2100,
     "services/shared": 1500,
     "services/resolve": 420,
-    "services/write": 2400,
+    "services/write": 2550,  # issue 39: the tools a sync leaves out, a servers file saved with its audit
     "services/api": 900,
     "services/gateway": 1950,  # issue 32 added choices (the memory); 39 made it per principal
     "services/gateway/catalog_query": 760,

@@ -38,8 +38,8 @@ def catalog_import(
     """Import a catalog folder (benchmark format) into the catalog database, all or nothing.
 
     Names keep the naming rule (docs/operator-guide.md): no '::', control or invisible characters, no
-    tool name starting with ':', no server differing from one in use only in case; a name breaking it
-    refuses the whole folder, naming each item."""
+    tool name starting with ':', no server or tool looking like one in use (in case, fullwidth forms or
+    Cyrillic and Greek look-alikes); a name breaking it refuses the whole folder, naming each item."""
     from services.shared.auth import cli_principal
     from services.shared.container import Container
     from services.write.catalog import import_catalog_dir

@@ -35,7 +35,8 @@ def servers_add(
         str,
         typer.Argument(
             help="The server's name (how agents and the catalog call it): 1-100 letters, digits, '_', '-', "
-            "'.', '@', '/' or inner spaces, and no case copy of another server's ('TIME' beside 'time')"
+            "'.', '@', '/' or inner spaces, and no look-alike of another server's ('TIME', 'ＴＩＭＥ' or "
+            "Cyrillic 'tіme' beside 'time')"
         ),
     ],
     command: Annotated[

@@ -24,6 +24,8 @@ from routes.cli.base import (
     wants_json,
 )
 
+LEFT_OUT_SHOWN = 20  # left-out tools a person's summary lists one by one
+
 if TYPE_CHECKING:
     from services.write.starter import InitSummary
     from services.write.sync import SyncSummary
@@ -66,6 +68,12 @@ def summary_text(summary: SyncSummary) -> str:
         f"{summary.documents_embedded} documents embedded",
     ]
     lines += [f"failed: {server}: {why}" for server, why in summary.failed.items()]
+    left_out = summary.tools_left_out
+    lines += [f"left out: {out.server}::{out.tool}: {out.reason}" for out in left_out[:LEFT_OUT_SHOWN]]
+    if len(left_out) > LEFT_OUT_SHOWN:
+        lines.append(
+            f"left out: {len(left_out) - LEFT_OUT_SHOWN} more (tool-selector sync --json lists them)"
+        )
     held = len(summary.tools_held) + len(summary.servers_held)
     if held:
         lines.append(f"held for approval: {held} (tool-selector quarantine list)")

@@ -96,6 +96,7 @@ class ToolListing:
 
     tools: list[types.Tool] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    twice: list[str] = field(default_factory=list)  # names listed again after their first tool
 
 
 def display_target(config: ServerConfig) -> str:
@@ -299,6 +300,7 @@ async def list_all_tools(session: ClientSession, *, max_pages: int = MAX_TOOL_PA
         for tool in result.tools:
             if tool.name in seen_names:
                 listing.notes.append(f"the tool name {tool.name!r} was listed twice; the first one is kept")
+                listing.twice.append(tool.name)
                 continue
             seen_names.add(tool.name)
             listing.tools.append(tool)

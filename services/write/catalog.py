@@ -32,14 +32,18 @@ def import_catalog_dir(
     Definitions are held for approval under the ``trust.imported`` policy, unless ``approve``: the
     actor approves them now (what the scanner quarantines is held either way). Servers the operator's
     configuration owns (configured, or discovered) are skipped and never pruned."""
-    # a new server may not copy a name in use up to case (with ``prune``, the catalog's go unless listed)
+    # a new server may not look like a name in use (with ``prune``, the catalog's go unless listed), nor a
+    # new tool like one of the catalog's that stays (a listed server gets exactly its listed tools)
     taken = taken_server_names(container, catalog=not prune)
-    servers, tools = read_catalog_dir(folder, limit_bytes=container.settings.max_file_bytes, taken=taken)
+    owned = operator_owned(container)
+    stored = [p for p in container.store.tool_names() if not prune or p[0] in owned]
+    servers, tools = read_catalog_dir(
+        folder, limit_bytes=container.settings.max_file_bytes, taken=taken, taken_tools=stored
+    )
     # the caps of REST registration hold for files too, but for the count: a folder on the operator's
     # own disk may hold a whole organisation's catalog (100k tools: `tool-selector lab bench-scale`)
     refuse_oversize(servers, tools, max_tools=None)
     # what the operator's configuration and discovery own is never overwritten (nor pruned) by a file
-    owned = operator_owned(container)
     skipped = sorted({s.name for s in servers} & owned)
     if skipped:
         logger.warning("catalog import: skipped %s, owned by the server configuration", skipped)
@@ -75,10 +79,13 @@ def read_batch(
     the caps of a registration. Raises CatalogFileError listing every problem; nothing is stored."""
     known = {s.name for s in container.store.list_servers()}
     taken = taken_server_names(container)
+    stored = container.store.tool_names()  # a batch adds and updates tools: every stored one stays
     if path is not None:
         limit = container.settings.max_file_bytes
-        return read_batch_file(path, fmt, known_servers=known, limit_bytes=limit, taken=taken)
-    batch = parse_batch_body(content_type, raw or b"", known_servers=known, taken=taken)
+        return read_batch_file(
+            path, fmt, known_servers=known, limit_bytes=limit, taken=taken, taken_tools=stored
+        )
+    batch = parse_batch_body(content_type, raw or b"", known_servers=known, taken=taken, taken_tools=stored)
     refuse_oversize(batch.servers, batch.tools)
     return batch
 

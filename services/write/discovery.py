@@ -12,7 +12,7 @@ import functools
 import logging
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -31,11 +31,20 @@ from services.shared.upstream import (
 from tool_selector.config.servers import ServerConfig
 from tool_selector.core.errors import ToolSelectorError, UpstreamError
 from tool_selector.core.models import ServerSpec, ToolSpec
+from tool_selector.core.names import MAX_NAME_CHARS, TakenToolNames, tool_copy_problem
 
 logger = logging.getLogger(__name__)
 
 DiscoveryPhase = Literal["start", "initialize", "list_tools", "done"]
 DESCRIPTION_CHARS = 500
+
+
+class LeftOutTool(BaseModel):
+    """A tool a server listed that the catalog does not take, and why."""
+
+    server: str
+    tool: str = Field(description="its name as the server gave it (at most 300 characters shown)")
+    reason: str = Field(description="what is wrong with it, and what the server's author should change")
 
 
 class DiscoveredServer(BaseModel):
@@ -45,6 +54,11 @@ class DiscoveredServer(BaseModel):
     ok: bool
     server: ServerSpec | None = None
     tools: list[ToolSpec] = Field(default_factory=list)
+    left_out: list[LeftOutTool] = Field(
+        default_factory=list,
+        description="tools it listed that were left out: a name breaking the naming rule or looking like "
+        "another tool's, a definition over the JSON limits or otherwise invalid, a name listed twice",
+    )
     error: str = Field(default="", description="what went wrong and what to do, when not ok")
     warnings: list[str] = Field(default_factory=list, description="oddities that did not stop discovery")
     seconds: float = Field(description="wall time from start to the session's close")
@@ -89,22 +103,64 @@ class _Progress:
         self.phase = phase
 
 
+TWICE = "its name was listed twice in the server's tools/list; the first one listed is kept"
+
+
+@dataclass
+class DiscoveredTools:
+    kept: list[ToolSpec]
+    left_out: list[LeftOutTool]
+
+
+def invalid_reason(exc: ValidationError) -> str:
+    """Why a tool's definition was refused: each problem, with the field it is in."""
+    reasons = []
+    for error in exc.errors()[:3]:
+        field = ".".join(str(p) for p in error["loc"])
+        message = str(error["msg"])
+        reasons.append(message if not field or field in message else f"{field}: {message}")
+    return "; ".join(reasons)
+
+
+def accepted_tools(server: str, tools: Sequence[types.Tool], twice: Sequence[str] = ()) -> DiscoveredTools:
+    """The tools of a listing the catalog takes, and those it leaves out with why (the naming rule and
+    the look-alike names of tool_selector/core/names.py, the JSON limits of core/json_limits.py)."""
+    kept: list[ToolSpec] = []
+    left_out = [
+        LeftOutTool(server=server, tool=n[:MAX_NAME_CHARS], reason=TWICE) for n in dict.fromkeys(twice)
+    ]
+    names = TakenToolNames()
+    for tool in tools:
+        try:
+            spec = tool_spec(server, tool)
+        except ValidationError as exc:
+            left_out.append(
+                LeftOutTool(server=server, tool=tool.name[:MAX_NAME_CHARS], reason=invalid_reason(exc))
+            )
+            continue
+        copied = names.copied_by(server, spec.name)
+        if copied is not None:
+            reason = tool_copy_problem(spec.id, copied)
+            left_out.append(LeftOutTool(server=server, tool=spec.name, reason=reason))
+            continue
+        names.add(server, spec.name)
+        kept.append(spec)
+    return DiscoveredTools(kept, left_out)
+
+
 async def _list(name: str, config: ServerConfig, upstream: UpstreamSession, progress: _Progress) -> None:
     progress.enter("list_tools")
     listing = await list_all_tools(upstream.session)
-    tools: list[ToolSpec] = []
-    warnings = list(listing.notes)
-    for tool in listing.tools:
-        try:
-            tools.append(tool_spec(name, tool))
-        except ValidationError as exc:
-            warnings.append(f"the tool {tool.name[:80]!r} was skipped: {exc.errors()[0]['msg']}")
+    found = accepted_tools(name, listing.tools, listing.twice)
+    for out in found.left_out:
+        logger.warning("%s: the tool %r was left out: %s", name, out.tool[:80], out.reason)
     progress.found = DiscoveredServer(
         name=name,
         ok=True,
         server=server_spec(name, config, upstream.init_result),
-        tools=tools,
-        warnings=warnings,
+        tools=found.kept,
+        left_out=found.left_out,
+        warnings=list(listing.notes),
         seconds=0.0,
         phase="done",
     )

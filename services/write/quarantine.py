@@ -13,17 +13,18 @@ import logging
 from collections.abc import Sequence
 
 from mcp import types
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from services.shared.container import Container
 from services.shared.indexing import refresh_index
 from services.shared.policy import configured_mode
 from services.shared.writing import writes
-from services.write.discovery import tool_spec
+from services.write.discovery import accepted_tools
 from services.write.registry import refresh
 from tool_selector.config.servers import ServerConfig
 from tool_selector.core.errors import LockedError, QuarantinedError
 from tool_selector.core.models import ToolSpec
+from tool_selector.core.names import MAX_NAME_CHARS
 from tool_selector.trust.definition import definition_diff, escaped
 from tool_selector.trust.models import EntryState, QuarantineEntry
 
@@ -99,16 +100,19 @@ def vet_live_tools(
     """Compare the tools ``server`` lists live with their pins (pinning on first use under the server's
     trust policy). Returns each held tool's name with the message an agent reads, and the tool ids
     held anew by this check (each got its entry and audit record)."""
-    specs: list[ToolSpec] = []
-    invalid: dict[str, str] = {}
-    for tool in tools:
-        try:
-            specs.append(tool_spec(server, tool))
-        except ValidationError as exc:
-            invalid[tool.name] = (
-                f"The tool {tool.name[:80]!r} of {server!r} has a definition tool-selector cannot accept "
-                f"({exc.errors()[0]['msg']}), so it is not offered. Tell the operator."
-            )
+    found = accepted_tools(server, tools)  # the sync's rules: naming, look-alike names, JSON limits
+    specs: list[ToolSpec] = found.kept
+    kept = {spec.name for spec in specs}
+    why = {out.tool: out.reason for out in found.left_out}
+    invalid: dict[str, str] = {
+        tool.name: (
+            f"The tool {tool.name[:80]!r} of {server!r} has a definition tool-selector cannot accept "
+            f"({why.get(tool.name[:MAX_NAME_CHARS], 'it breaks the catalog rules')}), so it is not offered. "
+            "Tell the operator."
+        )
+        for tool in tools
+        if tool.name.strip() not in kept
+    }
     mode = configured_mode(container.settings, config)
     held, vetted = container.writer.vet_live(server, specs, trust=mode, actor=ACTIVATION_ACTOR)
     if vetted.held:

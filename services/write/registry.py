@@ -40,10 +40,11 @@ from services.write.duplicates import (
 )
 from services.write.enriching import enrich_catalog
 from tool_selector.core.errors import CatalogFileError, ConflictError, InvalidInputError, NotFoundError
+from tool_selector.core.json_limits import MAX_JSON_DEPTH, Annotations, InputSchema, withheld_fields
 from tool_selector.core.models import CreationMethod, ServerRecord, ServerSpec, ToolRecord, ToolSpec
-from tool_selector.core.names import TakenNames, case_copy_problem, name_problem
+from tool_selector.core.names import TakenNames, copy_problem, name_problem, tool_copied, tool_copy_problem
 from tool_selector.index.build import IndexSummary
-from tool_selector.trust.limits import CappedDescription, CappedMetadata, CappedSchema
+from tool_selector.trust.limits import CappedDescription, CappedMetadata
 
 logger = logging.getLogger(__name__)
 
@@ -102,8 +103,8 @@ class ToolPatch(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     description: CappedDescription | None = None
-    input_schema: CappedSchema | None = None
-    annotations: CappedSchema | None = None
+    input_schema: InputSchema | None = None
+    annotations: Annotations | None = None
 
 
 class ServerPatch(BaseModel):
@@ -145,10 +146,11 @@ def register_server(
         )
     copied = TakenNames(taken_server_names(container)).copied_by(spec.name) if existing is None else None
     if copied is not None:
-        problem = case_copy_problem(spec.name, copied)
+        problem = copy_problem(spec.name, copied)
         raise InvalidInputError(
             f"{problem[0].upper()}{problem[1:]}.",
-            hint=f"Add the tools to {copied!r}, or name this server so that it differs in more than case.",
+            hint=f"Add the tools to {copied!r}, or name this server so that it differs in more than case "
+            "and look-alike characters.",
             name=spec.name,
             existing=copied,
         )
@@ -293,6 +295,16 @@ def register_tool(
                 hint="Use matching_mode auto to create it, or match_scope catalog to look in every server.",
                 closest=closest[0] if closest else None,
             )
+    copied = tool_copied(store.tool_names(), spec.server, spec.name)
+    if copied is not None:  # get_current_tіme (Cyrillic і) beside get_current_time
+        problem = tool_copy_problem(spec.id, copied)
+        raise InvalidInputError(
+            f"{problem[0].upper()}{problem[1:]}.",
+            hint="Name the tool so that it differs in more than case and look-alike characters; nothing "
+            "was stored.",
+            tool_id=spec.id,
+            existing=copied,
+        )
     trust = origin_mode(container.settings, "registered")
     created = container.writer.create_tool(spec, method=method, actor=actor, trust=trust)
     refresh(container, servers={spec.server})
@@ -310,6 +322,19 @@ def patch_tool(container: Container, tool_id: str, patch: ToolPatch, *, actor: s
             f"The tool {tool_id!r} cannot be changed: its name {problem}.",
             hint="Delete it (DELETE /api/v1/tools/{id}) and register it again under a name keeping the rule.",
             tool_id=tool_id,
+        )
+    given = {"input_schema": patch.input_schema, "annotations": patch.annotations}
+    kept = [f for f in withheld_fields(tool.model_dump()) if given.get(f) is None]
+    if kept:  # stored before the depth limit: a PATCH keeping it would store the stand-in as the schema
+        patchable = "output_schema" not in kept  # a PATCH cannot give an output schema
+        raise InvalidInputError(
+            f"The tool {tool_id!r} cannot be changed as asked: its stored {', '.join(kept)} is nested deeper "
+            f"than {MAX_JSON_DEPTH} levels (stored before that limit).",
+            hint=f"Send a new {' and '.join(kept)} within the limit in the same PATCH."
+            if patchable
+            else "Delete it (DELETE /api/v1/tools/{id}) and register it again within the limit.",
+            tool_id=tool_id,
+            fields=kept,
         )
     record, changed = container.writer.update_tool(
         tool_id,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -23,6 +24,7 @@ from services.write.registry import taken_server_names
 from tool_selector.config.servers import (
     NAME_PATTERN,
     ServerConfig,
+    ServersFile,
     get_server_config,
     load_servers,
     read_client_config,
@@ -30,7 +32,7 @@ from tool_selector.config.servers import (
 )
 from tool_selector.core.errors import ForbiddenError, InvalidInputError
 from tool_selector.core.hashing import sha256_of
-from tool_selector.core.names import TakenNames
+from tool_selector.core.names import TakenNames, copy_problem
 
 logger = logging.getLogger(__name__)
 
@@ -60,36 +62,71 @@ def add_server(
             hint="Pick another name, or pass --replace to overwrite its entry.",
             name=name,
         )
-    if not re.match(NAME_PATTERN, name):
-        raise InvalidInputError(
-            f"{name!r} is not a usable server name.",
-            hint="Use 1-100 letters, digits, '_', '-', '.', '@', '/' or inner spaces, starting alphanumeric.",
-            name=name,
-        )
+    usable = re.match(NAME_PATTERN, name) is not None
+    if not usable and name.isascii():  # a look-alike (ＴＩＭＥ, tіme) is told as one, naming the server
+        raise _unusable(name)
     copied = TakenNames(taken_server_names(container)).copied_by(name)
-    if copied is not None:  # TIME beside time: an agent could not tell them apart
+    if copied is not None:  # TIME, ＴＩＭＥ or tіme beside time: an agent could not tell them apart
+        problem = copy_problem(name, copied)
         raise InvalidInputError(
-            f"{name!r} differs from the server {copied!r} only in case.",
+            f"{problem[0].upper()}{problem[1:]}.",
             hint=f"Use {copied!r} itself (with --replace to change its entry), or a name that differs more.",
             name=name,
             existing=copied,
         )
+    if not usable:
+        raise _unusable(name)
+    was = servers.model_copy(deep=True)
     before = servers.mcpServers.get(name)
     servers.mcpServers[name] = config
-    save_servers(path, servers)
-    container.writer.record(
-        actor,
-        "config.add",
-        f"config:{name}",
-        before_hash=None if before is None else _config_hash(before),
-        after_hash=_config_hash(config),
-        replaced=before is not None,
+    save_recorded(
+        container,
+        was,
+        servers,
+        lambda: container.writer.record(
+            actor,
+            "config.add",
+            f"config:{name}",
+            before_hash=None if before is None else _config_hash(before),
+            after_hash=_config_hash(config),
+            replaced=before is not None,
+        ),
     )
     return config
 
 
+def _unusable(name: str) -> InvalidInputError:
+    return InvalidInputError(
+        f"{name!r} is not a usable server name.",
+        hint="Use 1-100 letters, digits, '_', '-', '.', '@', '/' or inner spaces, starting alphanumeric.",
+        name=name,
+    )
+
+
 def _config_hash(config: ServerConfig) -> str:
     return sha256_of(config.model_dump(mode="json"))
+
+
+def save_recorded(
+    container: Container, was: ServersFile, now: ServersFile, record: Callable[[], object]
+) -> None:
+    """Save the configuration ``now`` with its audit record (``record``, which writes the catalog): both,
+    or neither. The record's transaction commits once the file is saved; when it cannot (a full disk),
+    the file is put back as it ``was`` and the store error says what to do."""
+    path = container.settings.servers_path
+    saved = False
+    try:
+        with container.writer.batch():
+            record()
+            save_servers(path, now)
+            saved = True
+    except BaseException:
+        if saved:
+            try:
+                save_servers(path, was)
+            except OSError as exc:
+                logger.error("%s holds a change whose audit record could not be written: %s", path, exc)
+        raise
 
 
 def list_servers(container: Container, *, reveal: bool = False) -> list[ServerRow]:
@@ -128,15 +165,23 @@ def remove_server(container: Container, name: str, *, actor: str) -> RemoveSumma
     path = container.settings.servers_path
     servers = load_servers(path)
     config = get_server_config(servers, name)  # NotFoundError listing the closest names
+    was = servers.model_copy(deep=True)
     del servers.mcpServers[name]
-    save_servers(path, servers)
     summary = RemoveSummary(name=name)
-    if name in {s.name for s in container.store.list_servers()}:
-        tools = container.writer.delete_server(name, cascade=True, actor=actor, config_removed=True)
-        summary.tools_removed = len(tools)
+    catalogued = name in {s.name for s in container.store.list_servers()}
+
+    def record() -> None:
+        if catalogued:
+            tools = container.writer.delete_server(name, cascade=True, actor=actor, config_removed=True)
+            summary.tools_removed = len(tools)
+        else:
+            container.writer.record(
+                actor, "config.remove", f"config:{name}", before_hash=_config_hash(config)
+            )
+
+    save_recorded(container, was, servers, record)
+    if catalogued:
         summary.index_documents_removed = refresh_index(container).removed
-    else:
-        container.writer.record(actor, "config.remove", f"config:{name}", before_hash=_config_hash(config))
     return summary
 
 
@@ -156,8 +201,13 @@ def import_servers(
     found = read_client_config(source, limit_bytes=container.settings.max_file_bytes)
     path = container.settings.servers_path
     servers = load_servers(path)
-    summary = ImportServersSummary(skipped=dict(found.skipped))
+    was = servers.model_copy(deep=True)
     taken = TakenNames(taken_server_names(container))
+    summary = ImportServersSummary(skipped=dict(found.skipped))
+    for name in found.skipped:  # a name the file could not use (ＴＩＭＥ, tіme): say whose look-alike it is
+        copied = None if name.isascii() else taken.copied_by(name)
+        if copied is not None:
+            summary.skipped[name] = f"{copy_problem(name, copied)}; rename it in the file"
     for name, config in found.servers.items():
         if name in servers.mcpServers and not replace:
             summary.skipped[name] = "already configured (pass --replace to overwrite)"
@@ -165,7 +215,7 @@ def import_servers(
         copied = taken.copied_by(name)
         taken.add(name)
         if copied is not None:
-            summary.skipped[name] = f"differs from the server {copied!r} only in case; rename it in the file"
+            summary.skipped[name] = f"{copy_problem(name, copied)}; rename it in the file"
             continue
         (summary.replaced if name in servers.mcpServers else summary.added).append(name)
         policy = "tofu" if trust else container.settings.trust.imported
@@ -173,15 +223,19 @@ def import_servers(
             config if config.trust is not None else config.model_copy(update={"trust": policy})
         )
     if summary.added or summary.replaced:
-        save_servers(path, servers)
-        container.writer.record(
-            actor,
-            "config.import",
-            "servers.json",
-            after_hash=sha256_of(servers.model_dump(mode="json")),
-            source=str(source),
-            added=summary.added,
-            replaced=summary.replaced,
+        save_recorded(
+            container,
+            was,
+            servers,
+            lambda: container.writer.record(
+                actor,
+                "config.import",
+                "servers.json",
+                after_hash=sha256_of(servers.model_dump(mode="json")),
+                source=str(source),
+                added=summary.added,
+                replaced=summary.replaced,
+            ),
         )
     return summary
 
@@ -236,17 +290,22 @@ def set_enabled(
     update: dict[str, object] = {"enabled": enabled}
     if adopt:
         update["origin"] = "operator"
+    was = servers.model_copy(deep=True)
     servers.mcpServers[name] = config.model_copy(update=update)
-    save_servers(path, servers)
-    container.writer.record(
-        principal.actor,
-        "config.enable" if enabled else "config.disable",
-        f"config:{name}",
-        before_hash=_config_hash(config),
-        after_hash=_config_hash(servers.mcpServers[name]),
-        launch=config.launch_line()[:LAUNCH_AUDIT_CHARS],
-        adopted=adopt,
-        via="machine" if at_machine else "api",
+    save_recorded(
+        container,
+        was,
+        servers,
+        lambda: container.writer.record(
+            principal.actor,
+            "config.enable" if enabled else "config.disable",
+            f"config:{name}",
+            before_hash=_config_hash(config),
+            after_hash=_config_hash(servers.mcpServers[name]),
+            launch=config.launch_line()[:LAUNCH_AUDIT_CHARS],
+            adopted=adopt,
+            via="machine" if at_machine else "api",
+        ),
     )
     return SwitchResult(name=name, enabled=enabled, changed=True, adopted=adopt, launch=shown)
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from services.shared.container import Container
+from services.shared.writing import writes
 from services.write.servers import import_servers
 from tool_selector.config.servers import ServersFile, load_servers, save_servers, servers_write_target
 from tool_selector.core.errors import CatalogFileError
@@ -66,6 +67,7 @@ class InitSummary(BaseModel):
     trust: str = Field(description="tofu (pin tools as first seen) or approve (hold each until approved)")
 
 
+@writes("init")  # under the writer lock: a disk that refuses the servers file ends as the store error
 def init_setup(
     container: Container, sources: Sequence[tuple[str, Path]], *, trust: bool, actor: str
 ) -> InitSummary:

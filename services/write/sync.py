@@ -24,11 +24,12 @@ from pydantic import BaseModel, Field
 from services.shared.container import Container
 from services.shared.indexing import refresh_index
 from services.shared.policy import configured_mode
-from services.write.discovery import DiscoveredServer, discover_servers
+from services.write.discovery import DiscoveredServer, LeftOutTool, discover_servers
 from services.write.enriching import enrich_catalog
 from tool_selector.catalog.rows import ImportSummary
 from tool_selector.config.servers import ServerConfig, load_servers
 from tool_selector.config.settings import Settings
+from tool_selector.core.disk import disk_refused
 from tool_selector.core.errors import LockedError
 from tool_selector.core.models import CreationMethod, DiscoveryState, DiscoveryStatus
 from tool_selector.index.build import IndexSummary
@@ -38,6 +39,7 @@ logger = logging.getLogger(__name__)
 Progress = Callable[[str, int, int], None]
 SYNC_ACTOR = "sync"  # who the audit log names for changes the sync finds
 QUARANTINE_LISTED = 200
+AUDIT_LEFT_OUT = 100  # left-out tools listed in one audit record (its count says how many there were)
 
 
 class SyncSummary(BaseModel):
@@ -71,6 +73,12 @@ class SyncSummary(BaseModel):
     tools_flagged: list[str] = Field(
         default_factory=list, description="tool ids the scanner flagged but let through"
     )
+    tools_left_out: list[LeftOutTool] = Field(
+        default_factory=list,
+        description="tools a server listed that the catalog did not take, each with why (its name breaks "
+        "the naming rule or looks like another tool's; its definition is over the JSON limits or invalid; "
+        "its name was listed twice); also in the audit (sync.left_out)",
+    )
     quarantined: list[str] = Field(
         default_factory=list,
         description="every tool held now (at most 200), kept out of the index and the gateway until "
@@ -90,11 +98,22 @@ class SyncSummary(BaseModel):
     seconds: dict[str, float] = Field(default_factory=dict, description="per phase and total")
 
 
+def _refused(exc: OSError, path: Path) -> None:
+    """StoreError when the disk refused writing the sync's lock (full, read-only ...)."""
+    refused = disk_refused(exc, f"The sync's lock {path}", path.parent)
+    if refused is not None:
+        raise refused from exc
+
+
 @contextmanager
 def sync_lock(path: Path) -> Iterator[None]:
     """An exclusive, non-blocking lock held for the whole sync; released by the OS if we die."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        _refused(exc, path)
+        raise
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -105,8 +124,12 @@ def sync_lock(path: Path) -> Iterator[None]:
                 hint="Wait for it to finish; this run changed nothing.",
                 pid=holder,
             ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode(), 0)
+        except OSError as exc:  # a full disk: the sync has not started, nothing changed
+            _refused(exc, path)
+            raise
         yield
     finally:
         os.close(fd)
@@ -124,6 +147,7 @@ def _apply_discovery(
     now = datetime.now(UTC)
     statuses: list[DiscoveryStatus] = []
     good = [d for d in found if d.ok and d.server is not None]
+    summary.tools_left_out = [out for d in good for out in d.left_out]
     if good:
         imported: ImportSummary = container.writer.import_catalog(
             [d.server for d in good if d.server is not None],
@@ -141,6 +165,15 @@ def _apply_discovery(
         summary.tools_changed = imported.tools_changed
         summary.tools_removed = imported.tools_removed
         summary.tools_unchanged = imported.tools_unchanged
+    if summary.tools_left_out:
+        left_out = summary.tools_left_out
+        container.writer.record(
+            SYNC_ACTOR,
+            "sync.left_out",
+            "sync",
+            count=len(left_out),
+            tools=[out.model_dump() for out in left_out[:AUDIT_LEFT_OUT]],
+        )
     for d in found:
         if d.ok:
             statuses.append(

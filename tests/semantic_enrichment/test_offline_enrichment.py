@@ -140,8 +140,11 @@ def test_huge_and_hostile_descriptions_give_drafts_within_the_limits() -> None:
         )
         tools = [
             ToolSpec(server=server.name, name=f"get_{'a' * 250}", description=text),
-            ToolSpec(
-                server=server.name, name="$@-.!", description=text, input_schema={"properties": {text: {}}}
+            ToolSpec(  # a schema of about the largest size every door lets in (core/json_limits.py)
+                server=server.name,
+                name="$@-.!",
+                description=text,
+                input_schema={"properties": {text[:99_000]: {}}},
             ),
         ]
         profile = OfflineProfiler().profile(server, tools)

@@ -379,14 +379,15 @@ def test_an_http_server_that_answers_404_fails_naming_the_status_and_the_path(
     assert "Check the url's path" in found.error and url in found.error
 
 
-def test_a_tool_the_catalog_cannot_hold_is_skipped_with_a_warning(
+def test_a_tool_the_catalog_cannot_hold_is_left_out_and_named_with_why(
     server_script: ServerScript, environ: dict[str, str]
 ) -> None:
     config = server_script("paged_server.py", "3", "--long-name")
     found = anyio.run(lambda: discover_one("long", config, timeout_s=10, environ=environ))
     assert found.ok, found.error
     assert [t.name for t in found.tools] == ["tool_0", "tool_1", "tool_2"]
-    assert len(found.warnings) == 1 and found.warnings[0].startswith(f"the tool {'x' * 80!r} was skipped")
+    assert [(out.server, out.tool) for out in found.left_out] == [("long", "x" * 300)]
+    assert "at most 300 characters" in found.left_out[0].reason
 
 
 def test_a_tool_name_listed_twice_keeps_the_first_with_a_warning(

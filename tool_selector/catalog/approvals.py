@@ -11,17 +11,31 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from pydantic import ValidationError
+
 from tool_selector.catalog.admin import AuditRecord, write_audit
 from tool_selector.catalog.changes import scan_context
 from tool_selector.catalog.pins import Gate, decide, get_entry, put_pin, supersede
 from tool_selector.catalog.rows import insert_tool, rehash_server, update_tool_row
 from tool_selector.catalog.server_pins import apply_approved
-from tool_selector.core.errors import ConflictError, NotFoundError
+from tool_selector.core.errors import ConflictError, InvalidInputError, NotFoundError
+from tool_selector.core.json_limits import MAX_JSON_DEPTH, withheld_fields
 from tool_selector.core.models import CreationMethod, ToolSpec
 from tool_selector.trust.models import EntryState, QuarantineEntry, TrustMode, VetSummary
 
 if TYPE_CHECKING:
     from tool_selector.catalog.store import CatalogStore
+
+
+def _over_limits(entry: QuarantineEntry, what: str, fields: list[str]) -> InvalidInputError:
+    return InvalidInputError(
+        f"Quarantine entry {entry.id} ({entry.tool_id}) holds a definition held before the limits of "
+        f"every door ({what}), so it cannot be approved.",
+        hint=f"Reject it (`tool-selector quarantine reject {entry.id}`); the tool's source must send a "
+        "definition within the limits (docs/operator-guide.md, 'Limits').",
+        entry=entry.id,
+        fields=fields,
+    )
 
 
 class Approvals:
@@ -49,12 +63,21 @@ class Approvals:
         now = at.isoformat(timespec="microseconds")
         with self._store.database.transaction() as db:
             entry = self._open_entry(db, entry_id, "approve")
+            too_deep = withheld_fields(entry.new_definition)
+            if too_deep:
+                raise _over_limits(
+                    entry, f"{', '.join(too_deep)} nested deeper than {MAX_JSON_DEPTH} levels", too_deep
+                )
             if entry.subject == "server":  # a server's shown text (server_pins.py)
                 decide(db, entry.id, "approved", actor, now)
                 apply_approved(db, entry.server, entry.new_definition, actor, now)
                 self._decision_record(db, entry, "server.approve", actor, at, note)
                 return self._reread(db, entry.id)
-            spec = ToolSpec(server=entry.server, **entry.new_definition)
+            try:
+                spec = ToolSpec(server=entry.server, **entry.new_definition)
+            except ValidationError as exc:  # held before the JSON limits (core/json_limits.py)
+                fields = [str(e["loc"][0]) for e in exc.errors() if e["loc"]]
+                raise _over_limits(entry, str(exc.errors()[0]["msg"]), fields) from exc
             put_pin(db, spec, how="approved", actor=actor, at=now)
             row = db.execute("SELECT definition_hash FROM tools WHERE id=?", (entry.tool_id,)).fetchone()
             server = db.execute(

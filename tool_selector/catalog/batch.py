@@ -38,8 +38,9 @@ from tool_selector.catalog.files import (
 from tool_selector.config.servers import ServerConfig, client_entry_config
 from tool_selector.core.errors import CatalogFileError, InvalidInputError
 from tool_selector.core.files import DEFAULT_MAX_FILE_BYTES, read_bytes_limited
+from tool_selector.core.json_limits import MAX_JSON_DEPTH
 from tool_selector.core.models import ServerSpec, ToolSpec
-from tool_selector.core.names import TakenNames, case_copy_problem, tool_id
+from tool_selector.core.names import TakenNames, TakenToolNames, copy_problem, tool_copy_problem, tool_id
 
 BatchFormat = Literal["catalog", "csv", "mcpservers"]
 CSV_COLUMNS = ("server", "server_description", "tool", "tool_description", "input_schema", "tags")
@@ -53,6 +54,7 @@ FORMATS_HINT = (
 )
 _EMPTY = "the batch has no servers and no tools"
 Names = Collection[str]
+Pairs = Collection[tuple[str, str]]  # (server, tool name) of the catalog, which no new tool may look like
 
 
 class ImportBatch(BaseModel):
@@ -76,10 +78,16 @@ def _json_list(data: dict[str, Any], key: str, problems: Problems) -> list[Any]:
 
 
 def parse_catalog_json(
-    data: Any, known_servers: Collection[str] = (), *, source: str = "The catalog batch", taken: Names = ()
+    data: Any,
+    known_servers: Collection[str] = (),
+    *,
+    source: str = "The catalog batch",
+    taken: Names = (),
+    taken_tools: Pairs = (),
 ) -> ImportBatch:
     """``{"servers": [...], "tools": [...]}`` in the benchmark format; a tool may also name a server of
-    ``known_servers`` (already in the catalog); a server may not copy a ``taken`` name up to case."""
+    ``known_servers`` (already in the catalog); a server may not look like a ``taken`` name, nor a tool
+    like a ``taken_tools`` one (tool_selector/core/names.py)."""
     if not isinstance(data, dict):
         raise CatalogFileError(
             f"{source} must be a JSON object, found {type(data).__name__}.", hint=FORMAT_HINT
@@ -93,7 +101,7 @@ def parse_catalog_json(
     server_items, tool_items = _json_list(data, "servers", problems), _json_list(data, "tools", problems)
     servers = check_servers(server_items, problems, "servers", taken)
     names = listed_names(server_items) | set(known_servers)
-    tools = check_tools(tool_items, names, problems, "tools", "the batch or the catalog")
+    tools = check_tools(tool_items, names, problems, "tools", "the batch or the catalog", taken_tools)
     if not server_items and not tool_items and not problems.total:
         problems.add(_EMPTY)
     problems.raise_if_any(source, FORMAT_HINT)
@@ -114,6 +122,7 @@ class _CsvServer:
 @dataclass
 class _CsvBatch:
     problems: Problems
+    names: TakenToolNames = field(default_factory=TakenToolNames)
     servers: dict[str, _CsvServer] = field(default_factory=dict)
     tools: dict[str, ToolSpec] = field(default_factory=dict)
     tool_lines: dict[str, int] = field(default_factory=dict)
@@ -166,6 +175,11 @@ class _CsvBatch:
                 f"tool listed twice (first on line {self.tool_lines[tool.id]})", field="tool", **where
             )
             return
+        copied = self.names.copied_by(tool.server, tool.name)
+        if copied is not None:
+            self.problems.add(tool_copy_problem(tool.id, copied), field="tool", **where)
+            return
+        self.names.add(tool.server, tool.name)
         self.tools[tool.id], self.tool_lines[tool.id] = tool, line
 
     def server_specs(self, known_servers: Collection[str], taken: Collection[str] = ()) -> list[ServerSpec]:
@@ -177,7 +191,7 @@ class _CsvBatch:
             copied = names.copied_by(name)
             names.add(name)
             if copied is not None:
-                self.problems.add(case_copy_problem(name, copied), line=server.line, field="server")
+                self.problems.add(copy_problem(name, copied), line=server.line, field="server")
                 continue
             if name in known_servers and not server.description and not server.tags:
                 continue
@@ -198,6 +212,14 @@ def _schema_cell(text: str, problems: Problems, where: dict[str, Any]) -> dict[s
         schema = json.loads(text)
     except ValueError as exc:
         problems.add(f"field input_schema is not valid JSON: {exc}", field="input_schema", **where)
+        return None
+    except RecursionError:  # nested deeper than the parser goes, so far over the depth limit
+        problems.add(
+            f"field input_schema is nested more than {MAX_JSON_DEPTH} levels deep; at most {MAX_JSON_DEPTH} "
+            "are accepted",
+            field="input_schema",
+            **where,
+        )
         return None
     if schema is None:
         return {}
@@ -240,12 +262,17 @@ def _csv_columns(line: int, header: list[str], problems: Problems) -> list[str]:
 
 
 def parse_csv(
-    text: str, known_servers: Collection[str] = (), *, source: str = "The CSV batch", taken: Names = ()
+    text: str,
+    known_servers: Collection[str] = (),
+    *,
+    source: str = "The CSV batch",
+    taken: Names = (),
+    taken_tools: Pairs = (),
 ) -> ImportBatch:
     """One header row, then rows of server [+ tool]; see the module docstring for the columns."""
     rows = _csv_rows(text, source)
     problems = Problems()
-    batch = _CsvBatch(problems)
+    batch = _CsvBatch(problems, TakenToolNames(taken_tools))
     if not rows:
         problems.add(_EMPTY)
     else:
@@ -281,7 +308,7 @@ def parse_mcp_servers(
         copied = names.copied_by(name)
         names.add(name)
         if copied is not None:
-            problems.add(case_copy_problem(name, copied), section="mcpServers", name=name)
+            problems.add(copy_problem(name, copied), section="mcpServers", name=name)
             continue
         try:
             configs[name] = client_entry_config(name, entry, base)
@@ -312,14 +339,20 @@ def _json_format(data: Any, source: str) -> Literal["catalog", "mcpservers"]:
 
 
 def _parse_text(
-    text: str, fmt: _TextFormat, known: Names, source: str, base: Path | None = None, taken: Names = ()
+    text: str,
+    fmt: _TextFormat,
+    known: Names,
+    source: str,
+    base: Path | None = None,
+    taken: Names = (),
+    taken_tools: Pairs = (),
 ) -> ImportBatch:
     if fmt == "csv":
-        return parse_csv(text, known, source=source, taken=taken)
+        return parse_csv(text, known, source=source, taken=taken, taken_tools=taken_tools)
     data = load_json_text(text, source, FORMATS_HINT)
     if (_json_format(data, source) if fmt == "json" else fmt) == "mcpservers":
         return parse_mcp_servers(data, base=base, source=source, taken=taken)
-    return parse_catalog_json(data, known, source=source, taken=taken)
+    return parse_catalog_json(data, known, source=source, taken=taken, taken_tools=taken_tools)
 
 
 def read_batch_file(
@@ -329,12 +362,21 @@ def read_batch_file(
     *,
     limit_bytes: int = DEFAULT_MAX_FILE_BYTES,
     taken: Collection[str] = (),
+    taken_tools: Pairs = (),
 ) -> ImportBatch:
     """A catalog folder, a ``.csv`` file or a ``.json`` file (catalog or mcpServers, told by its keys);
     each file at most ``limit_bytes`` (the ``max_file_bytes`` setting). ``taken``: the server names in
-    use (catalog and configuration), which no new server may copy up to case."""
+    use (catalog and configuration), which no new server may look like; ``taken_tools``: the catalog's
+    tools, which no new tool may look like (tool_selector/core/names.py)."""
     if path.is_dir() and fmt in ("auto", "catalog"):
-        servers, tools = read_catalog_dir(path, known_servers, limit_bytes=limit_bytes, taken=taken)
+        servers, tools = read_catalog_dir(
+            path,
+            known_servers,
+            limit_bytes=limit_bytes,
+            taken=taken,
+            taken_tools=taken_tools,
+            replaces_listed=False,  # a batch adds and updates tools: a listed server keeps the others
+        )
         return ImportBatch(format="catalog", servers=servers, tools=tools)
     if path.is_dir() or not path.exists():
         what = "is a folder, which only a catalog batch is" if path.exists() else "does not exist"
@@ -352,7 +394,7 @@ def read_batch_file(
         raise CatalogFileError(f"Cannot read {path}: {exc}.", hint=FORMATS_HINT, path=str(path)) from exc
     text = decode_text(raw, str(path))
     chosen: _TextFormat = ("csv" if suffix == ".csv" else "json") if fmt == "auto" else fmt
-    return _parse_text(text, chosen, known_servers, str(path), path.parent.resolve(), taken)
+    return _parse_text(text, chosen, known_servers, str(path), path.parent.resolve(), taken, taken_tools)
 
 
 _BODY_FORMATS: dict[str, _TextFormat] = {
@@ -366,7 +408,11 @@ _BODY_FORMATS: dict[str, _TextFormat] = {
 
 
 def parse_batch_body(
-    content_type_or_format: str, raw: bytes, known_servers: Names = frozenset(), taken: Names = ()
+    content_type_or_format: str,
+    raw: bytes,
+    known_servers: Names = frozenset(),
+    taken: Names = (),
+    taken_tools: Pairs = (),
 ) -> ImportBatch:
     """A request body by content type (JSON, told catalog or mcpServers by its keys, or text/csv) or
     format name; ``auto`` tells JSON from CSV by the first character. ``taken`` as for
@@ -381,7 +427,7 @@ def parse_batch_body(
     text = decode_text(raw, "The request body")
     sniffed: _TextFormat = "json" if text.lstrip().startswith(("{", "[")) else "csv"
     fmt = sniffed if value == "auto" else _BODY_FORMATS[value]
-    return _parse_text(text, fmt, known_servers, "The request body", taken=taken)
+    return _parse_text(text, fmt, known_servers, "The request body", taken=taken, taken_tools=taken_tools)
 
 
 def problems_of(error: CatalogFileError) -> list[BatchProblem]:

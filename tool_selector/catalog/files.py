@@ -11,7 +11,7 @@ one CatalogFileError reports them all. Nothing is returned unless every item is 
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ from pydantic import BaseModel, ValidationError
 from tool_selector.core.errors import CatalogFileError
 from tool_selector.core.files import DEFAULT_MAX_FILE_BYTES, read_bytes_limited
 from tool_selector.core.models import ServerSpec, ToolSpec
-from tool_selector.core.names import TakenNames, case_copy_problem, tool_id
+from tool_selector.core.names import TakenNames, TakenToolNames, copy_problem, tool_copy_problem, tool_id
 
 FORMAT_HINT = (
     "A catalog folder holds servers.json (a list of {name, description, ...}) and tools.json "
@@ -125,7 +125,7 @@ def check_servers(
             problems.add(f"server {server.name!r} is listed twice", field="name", **where)
             continue
         if copied is not None:
-            problems.add(case_copy_problem(server.name, copied), field="name", **where)
+            problems.add(copy_problem(server.name, copied), field="name", **where)
             continue
         seen.add(server.name)
         names.add(server.name)
@@ -160,16 +160,25 @@ def _tool(item: Any, problems: Problems, where: dict[str, Any]) -> ToolSpec | No
 
 
 def check_tools(
-    items: Sequence[Any], servers: Collection[str], problems: Problems, section: str, servers_source: str
+    items: Sequence[Any],
+    servers: Collection[str],
+    problems: Problems,
+    section: str,
+    servers_source: str,
+    taken_tools: Iterable[tuple[str, str]] = (),
 ) -> list[ToolSpec]:
-    """Tools in the benchmark format; each must name one of ``servers``; an id listed twice is a problem."""
+    """Tools in the benchmark format; each must name one of ``servers``; an id listed twice is a problem,
+    and so is a name that looks like another's (a ``taken_tools`` (server, name) pair of the catalog, or
+    one earlier in the list: tool_selector/core/names.py)."""
     tools: list[ToolSpec] = []
     seen: set[str] = set()
+    names = TakenToolNames(taken_tools)
     for index, item in enumerate(items):
         where: dict[str, Any] = {"section": section, "item": index}
         tool = _tool(item, problems, where)
         if tool is None:
             continue
+        copied = names.copied_by(tool.server, tool.name)
         if tool.server not in servers:
             problems.add(
                 f"tool {tool.id!r} names server {tool.server!r}, which is not in {servers_source}",
@@ -178,8 +187,11 @@ def check_tools(
             )
         elif tool.id in seen:
             problems.add(f"tool {tool.id!r} is listed twice", field="name", **where)
+        elif copied is not None:
+            problems.add(tool_copy_problem(tool.id, copied), field="name", **where)
         else:
             seen.add(tool.id)
+            names.add(tool.server, tool.name)
             tools.append(tool)
     return tools
 
@@ -237,12 +249,17 @@ def read_catalog_dir(
     *,
     limit_bytes: int = DEFAULT_MAX_FILE_BYTES,
     taken: Collection[str] = (),
+    taken_tools: Iterable[tuple[str, str]] = (),
+    replaces_listed: bool = True,
 ) -> tuple[list[ServerSpec], list[ToolSpec]]:
     """Read and validate a catalog folder; nothing is returned unless every item is valid.
 
     A tool may name a server of ``servers.json`` or one of ``known_servers`` (already in the catalog).
-    A server may not copy a ``taken`` name (catalogued or configured) up to case. Each file may hold at
-    most ``limit_bytes`` (the ``max_file_bytes`` setting).
+    A server may not look like a ``taken`` name (catalogued or configured), nor a tool like a
+    ``taken_tools`` one (tool_selector/core/names.py): with ``replaces_listed`` (``catalog import``, where
+    a listed server gets exactly the folder's tools), the stored tools of the servers it lists do not
+    count. Each file may hold at most ``limit_bytes`` (the
+    ``max_file_bytes`` setting).
     """
     if not folder.exists():
         raise CatalogFileError(f"Catalog folder {folder} does not exist.", hint=FORMAT_HINT, path=str(folder))
@@ -253,9 +270,11 @@ def read_catalog_dir(
     tool_items = _load_json_list(tools_path, limit_bytes)
     problems = Problems()
     servers = check_servers(server_items, problems, str(servers_path), taken)
-    names = listed_names(server_items) | set(known_servers)
+    listed = listed_names(server_items)
+    names = listed | set(known_servers)
     where = servers_path.name + (" or the catalog" if known_servers else "")
-    tools = check_tools(tool_items, names, problems, str(tools_path), where)
+    staying = [(server, name) for server, name in taken_tools if not replaces_listed or server not in listed]
+    tools = check_tools(tool_items, names, problems, str(tools_path), where, staying)
     if not server_items and not (known_servers and tool_items):
         problems.add("lists no servers", section=str(servers_path))
     problems.raise_if_any(f"Catalog folder {folder}", FORMAT_HINT)

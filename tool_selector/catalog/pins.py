@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from tool_selector.catalog.admin import AuditRecord, write_audit
+from tool_selector.core.json_limits import may_be_too_deep, shown_definition, withheld
 from tool_selector.core.models import ToolSpec
 from tool_selector.trust.definition import changed_fields, entry_id, same_but_name
 from tool_selector.trust.findings import Finding
@@ -100,16 +101,31 @@ def supersede(db: sqlite3.Connection, tool_id: str, actor: str, at: str) -> None
     )
 
 
+# a definition stored before the depth limit (core/json_limits.py) reads with that field withheld
+REPAIR_PINNED = "Delete the tool and register or import it again within the limit."
+REPAIR_HELD = "Reject this entry: it cannot be approved; its source must send a definition within the limit."
+
+
+def _definition(text: str, repair: str) -> Any:
+    if not may_be_too_deep(text):
+        return json.loads(text)
+    try:
+        return shown_definition(json.loads(text), repair)
+    except RecursionError:  # deeper than the JSON parser goes: nothing of it can be shown
+        return {"name": "", "description": "", "input_schema": withheld("definition", repair)}
+
+
 def _pin(row: sqlite3.Row) -> Pin:
     data = dict(row)
-    data["definition"] = json.loads(data["definition"])
+    data["definition"] = _definition(data["definition"], REPAIR_PINNED)
     return Pin.model_validate(data)
 
 
 def _entry(row: sqlite3.Row) -> QuarantineEntry:
     data = dict(row)
-    for key in ("old_definition", "new_definition", "reasons"):
-        data[key] = json.loads(data[key]) if data[key] is not None else None
+    for key in ("old_definition", "new_definition"):
+        data[key] = _definition(data[key], REPAIR_HELD) if data[key] is not None else None
+    data["reasons"] = json.loads(data["reasons"]) if data["reasons"] is not None else None
     return QuarantineEntry.model_validate(data)
 
 

@@ -27,6 +27,7 @@ from tool_selector.catalog import changes, choices, database, pins, server_pins
 from tool_selector.catalog.schema import ADDED_COLUMNS, SCHEMA, SCHEMA_VERSION
 from tool_selector.core.errors import CatalogDamagedError, NotFoundError, StoreError
 from tool_selector.core.hashing import sha256_of
+from tool_selector.core.json_limits import read_json
 from tool_selector.core.models import (
     DiscoveryStatus,
     GatewaySessionStats,
@@ -173,6 +174,10 @@ class CatalogStore:
             rows = self._db.execute("SELECT * FROM tools WHERE server=? ORDER BY name", (server,)).fetchall()
         held = pins.held_tool_ids(self._db, server) if cleared_only else set()
         return [_tool_record(r) for r in rows if r["id"] not in held]
+
+    def tool_names(self) -> list[tuple[str, str]]:
+        """Every stored tool as (server, name): what a new tool's name is compared with."""
+        return [(str(r[0]), str(r[1])) for r in self._db.execute("SELECT server, name FROM tools")]
 
     def get_tool(self, tool_id: str) -> ToolRecord:
         row = self._db.execute("SELECT * FROM tools WHERE id=?", (tool_id,)).fetchone()
@@ -365,17 +370,25 @@ class CatalogStore:
             db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
 
 
+# a JSON value stored before the depth limit (core/json_limits.py) reads as withheld, saying what to do
+REPAIR_SERVER = "Give the server metadata within the limit (PATCH it, or import it again)."
+REPAIR_TOOL = (
+    "Delete the tool (DELETE /api/v1/tools/{id}) and register or import it again within the limit; a "
+    "configured server's tool is left out by the next sync."
+)
+
+
 def _server_record(row: sqlite3.Row) -> ServerRecord:
     data: dict[str, Any] = dict(row)
-    data["metadata"] = json.loads(data["metadata"])
+    data["metadata"] = read_json(data["metadata"], "metadata", REPAIR_SERVER)
     return ServerRecord.model_validate(data)
 
 
 def _tool_record(row: sqlite3.Row) -> ToolRecord:
     data: dict[str, Any] = dict(row)
     data.pop("id")
-    data["input_schema"] = json.loads(data["input_schema"])
-    data["annotations"] = json.loads(data["annotations"])
-    data["output_schema"] = json.loads(data.get("output_schema") or "null")
+    for key in ("input_schema", "annotations"):
+        data[key] = read_json(data[key], key, REPAIR_TOOL)
+    data["output_schema"] = read_json(data.get("output_schema") or "null", "output_schema", REPAIR_TOOL)
     data.pop("definition_hash", None)
     return ToolRecord.model_validate(data)

@@ -13,6 +13,11 @@ other threads wait their turn in the same queue as other processes.
 
 A writer waits up to its ``wait_s`` (the ``write_lock_timeout_s`` setting), polling, and then fails
 with ``LockedError`` naming the holder and what to do.
+
+A disk that refuses a write (full, quota, file-size limit, read-only) while the lock is taken (its
+file names the holder) or while it is held ends the write as one ``StoreError`` saying what to do
+(tool_selector/core/disk.py), never in a traceback: every write under it is atomic, so nothing is
+left half-written.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import contextlib
 import fcntl
 import logging
 import os
+import sqlite3
 import threading
 import time
 from collections.abc import Iterator
@@ -30,6 +36,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
+from tool_selector.core.disk import disk_refused
 from tool_selector.core.errors import LockedError
 from tool_selector.core.processes import ProcessRef, command_line, current_process, is_running
 
@@ -77,6 +84,11 @@ class WriteLock:
             self._depth += 1
             try:
                 yield
+            except (OSError, sqlite3.OperationalError) as exc:  # a write under the lock the disk refused
+                refused = disk_refused(exc, "A file of the data folder", self.path.parent)
+                if refused is None:
+                    raise
+                raise refused from exc
             finally:
                 self._depth -= 1
                 if self._depth == 0:
@@ -110,6 +122,15 @@ class WriteLock:
     # -- the file --------------------------------------------------------------------------------
 
     def _take(self, what: str, *, deadline: float, started: float) -> None:
+        try:
+            self._take_file(what, deadline=deadline, started=started)
+        except OSError as exc:
+            refused = disk_refused(exc, f"The writer lock {self.path}", self.path.parent)
+            if refused is None:
+                raise
+            raise refused from exc
+
+    def _take_file(self, what: str, *, deadline: float, started: float) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         try:

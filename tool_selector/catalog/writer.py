@@ -14,6 +14,8 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
+from pydantic import ValidationError
+
 from tool_selector.catalog import choices
 from tool_selector.catalog.admin import AuditRecord, write_audit
 from tool_selector.catalog.approvals import Approvals
@@ -302,14 +304,21 @@ class CatalogWriter(Approvals):
         at, now = _stamp()
         with self._store.database.transaction() as db:
             before = self._store.get_tool(tool_id)
-            spec = ToolSpec(
-                server=before.server,
-                name=before.name,
-                description=before.description if description is None else description,
-                input_schema=before.input_schema if input_schema is None else input_schema,
-                annotations=before.annotations if annotations is None else annotations,
-                output_schema=before.output_schema if output_schema is None else output_schema,
-            )
+            try:
+                spec = ToolSpec(
+                    server=before.server,
+                    name=before.name,
+                    description=before.description if description is None else description,
+                    input_schema=before.input_schema if input_schema is None else input_schema,
+                    annotations=before.annotations if annotations is None else annotations,
+                    output_schema=before.output_schema if output_schema is None else output_schema,
+                )
+            except ValidationError as exc:  # what it keeps was stored before a rule of every door
+                raise InvalidInputError(
+                    f"The tool {tool_id!r} cannot be changed as asked: {exc.errors()[0]['msg']}.",
+                    hint="Give that field anew within the rule, or delete the tool and add it again.",
+                    tool_id=tool_id,
+                ) from exc
             if spec.definition_hash() == before.definition_hash():
                 return before, False
             update_tool_row(db, spec, now, actor)

@@ -214,7 +214,7 @@ def load_servers(path: Path) -> ServersFile:
     try:
         text = read_text_limited(path, limit_bytes=DEFAULT_MAX_FILE_BYTES, what="server configuration")
         raw = json.loads(text)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise CatalogFileError(
             f"Cannot read the server configuration {path}: {exc}.",
             hint="Fix the JSON (it is the Claude Desktop mcpServers format) or move the file away.",
@@ -337,7 +337,7 @@ def read_client_config(path: Path, *, limit_bytes: int = DEFAULT_MAX_FILE_BYTES)
     definition is reported as skipped."""
     try:
         raw = json.loads(read_text_limited(path, limit_bytes=limit_bytes, what="client configuration"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise CatalogFileError(
             f"Cannot read {path}: {exc}.", hint="Give the path of a JSON client configuration."
         ) from exc

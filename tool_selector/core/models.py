@@ -10,6 +10,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, computed_field
 
 from tool_selector.core.hashing import sha256_of, tool_hash
+from tool_selector.core.json_limits import Annotations, InputSchema, OutputSchema, ShallowMetadata
 from tool_selector.core.names import ServerName, ToolName, tool_id  # ids are made and split there
 
 
@@ -24,27 +25,29 @@ class CreationMethod(StrEnum):
 
 class ServerSpec(BaseModel):
     """A server as read from a catalog file or a registration request; its name keeps the naming rule
-    (tool_selector/core/names.py)."""
+    (tool_selector/core/names.py), its metadata the depth limit (tool_selector/core/json_limits.py)."""
 
     model_config = ConfigDict(extra="forbid")
 
     name: ServerName
     description: str = ""
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: ShallowMetadata = Field(default_factory=dict)
 
 
 class ToolSpec(BaseModel):
     """A tool as read from a catalog file, an MCP server or a registration request; its server's name
-    and its own keep the naming rule (tool_selector/core/names.py), so its id splits one way only."""
+    and its own keep the naming rule (tool_selector/core/names.py), so its id splits one way only, and
+    its JSON values the depth and size limits (tool_selector/core/json_limits.py), so every answer that
+    shows it can be written."""
 
     model_config = ConfigDict(extra="forbid")
 
     server: ServerName
     name: ToolName
     description: str = ""
-    input_schema: dict[str, Any] = Field(default_factory=dict)
-    annotations: dict[str, Any] = Field(default_factory=dict)
-    output_schema: dict[str, Any] | None = None
+    input_schema: InputSchema = Field(default_factory=dict)
+    annotations: Annotations = Field(default_factory=dict)
+    output_schema: OutputSchema | None = None
 
     @property
     def id(self) -> str:
@@ -70,9 +73,11 @@ class ToolSpec(BaseModel):
 
 
 class ServerRecord(ServerSpec):
-    """A stored server, read as it is stored (a name an older version let in breaks no read)."""
+    """A stored server, read as it is stored (a name or metadata an older version let in breaks no read:
+    the store reads metadata over the depth limit as withheld)."""
 
     name: str = Field(min_length=1)
+    metadata: dict[str, Any] = Field(default_factory=dict)
     content_hash: str
     creation_method: CreationMethod
     created_at: datetime
@@ -83,10 +88,14 @@ class ServerRecord(ServerSpec):
 
 
 class ToolRecord(ToolSpec):
-    """A stored tool, read as it is stored; its ``id`` (``server::name``) is serialised with it."""
+    """A stored tool, read as it is stored (the store reads a JSON value over the depth limit, which an
+    older version let in, as withheld); its ``id`` (``server::name``) is serialised with it."""
 
     server: str = Field(min_length=1)
     name: str = Field(min_length=1)
+    input_schema: dict[str, Any] = Field(default_factory=dict)
+    annotations: dict[str, Any] = Field(default_factory=dict)
+    output_schema: dict[str, Any] | None = None
     content_hash: str
     creation_method: CreationMethod
     created_at: datetime

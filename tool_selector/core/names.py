@@ -14,8 +14,14 @@ So a tool id ``server::tool`` splits one way only, at its last ``::`` (``split_t
 name may still end in one colon (``Windows:`` in msc_bench_dev). Dots, slashes, dashes, single colons,
 spaces inside and any letters stay allowed.
 
-A new server whose name equals a configured or catalogued server's name up to case (``TIME`` beside
-``time``) is refused where servers are added (``TakenNames``): an agent could not tell the two apart.
+Names are compared as people see them (``fold``): after Unicode NFKC (fullwidth ``ＴＩＭＥ`` and
+mathematical ``𝐭𝐢𝐦𝐞`` read ``TIME`` and ``time``), with the Cyrillic and Greek letters that look Latin
+made Latin (``LOOKALIKES``: Cyrillic ``tіme`` reads ``time``), and without case. A new server whose name
+folds to a configured or catalogued server's name (``TIME``, ``ＴＩＭＥ`` or ``tіme`` beside ``time``) is
+refused where servers are added (``TakenNames``): an agent could not tell the two apart. So is a new
+tool whose name folds to another tool's of the same server, or differs from any catalogued tool's name
+only in such look-alike characters (``TakenToolNames``; a tool of another server may share a name, or
+differ from it in case: ``search`` is served by many).
 """
 
 from __future__ import annotations
@@ -109,16 +115,32 @@ def tool_of(value: str) -> str:
     return value.rpartition(SEPARATOR)[2]
 
 
-# -- server names an agent cannot tell apart ---------------------------------------------------------
+# -- names an agent cannot tell apart ----------------------------------------------------------------
+
+# Cyrillic and Greek letters that look like Latin ones (the common homoglyphs of spoofed words; the
+# prompt-injection scanner reads words through the same table: tool_selector/trust/findings.py)
+LOOKALIKE_FROM = "аеорсухіјѕԁӏАВЕКМНОРСТУХІЈЅοαεικνρτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ"
+LOOKALIKE_TO = "aeopcyxijsdlABEKMHOPCTYXIJSoaeikvptuxABEZHIKMNOPTYX"
+LOOKALIKES = str.maketrans(LOOKALIKE_FROM, LOOKALIKE_TO)
+
+
+def fold(name: str) -> str:
+    """``name`` as people see it: NFKC (fullwidth and styled letters become plain ones), look-alike
+    Cyrillic and Greek letters made Latin, without case. Two names that fold alike look alike."""
+    text = name.strip()
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text).translate(LOOKALIKES)
+        return text.casefold().translate(LOOKALIKES)
+    return text.casefold()
 
 
 def name_key(name: str) -> str:
-    """What two server names an agent cannot tell apart have in common: the name without case."""
-    return name.strip().casefold()
+    """What two server names an agent cannot tell apart have in common (``fold``)."""
+    return fold(name)
 
 
 class TakenNames:
-    """Server names in use (catalogued, configured, earlier in a batch), looked up up to case."""
+    """Server names in use (catalogued, configured, earlier in a batch), looked up as people see them."""
 
     def __init__(self, names: Iterable[str] = ()) -> None:
         self._names: set[str] = set()
@@ -131,18 +153,82 @@ class TakenNames:
         self._by_key.setdefault(name_key(name), name)
 
     def copied_by(self, name: str) -> str | None:
-        """The name in use that ``name`` copies up to case (``time`` for ``TIME``), or None. The name
-        itself, in use, is the same server and no copy."""
+        """The name in use that ``name`` looks like (``time`` for ``TIME``, ``ＴＩＭＥ`` or ``tіme``), or
+        None. The name itself, in use, is the same server and no copy."""
         if name in self._names:
             return None
         return self._by_key.get(name_key(name))
 
 
-def case_copy_problem(name: str, existing: str) -> str:
-    """The sentence refusing ``name`` as a copy of the server ``existing``."""
+def _how_alike(name: str, existing: str) -> str:
+    if name.strip().casefold() == existing.strip().casefold():
+        return "only in case"
     return (
-        f"server {name!r} differs from the server {existing!r} only in case, so an agent could not tell "
-        f"them apart; use {existing!r} itself, or a name that differs in more than case"
+        "only in case or in characters that look alike (fullwidth or styled forms, Cyrillic or Greek "
+        "letters that look Latin)"
+    )
+
+
+def copy_problem(name: str, existing: str, kind: NameKind = "server") -> str:
+    """The sentence refusing ``name`` as a look-alike of the server (or tool) ``existing``."""
+    return (
+        f"{kind} {name!r} differs from the {kind} {existing!r} {_how_alike(name, existing)}, so an agent "
+        f"could not tell them apart; use {existing!r} itself, or a name that differs in more than that"
+    )
+
+
+class TakenToolNames:
+    """Tool names in use, by server, for ``copied_by``: a new tool may not look like another tool of its
+    server (case included), nor differ from any tool's name only in look-alike characters."""
+
+    def __init__(self, pairs: Iterable[tuple[str, str]] = ()) -> None:
+        self._names: set[tuple[str, str]] = set()
+        self._in_server: dict[tuple[str, str], str] = {}  # (server, fold) -> the name in use
+        self._anywhere: dict[str, dict[str, str]] = {}  # fold -> casefolded name -> an id in use
+        for server, name in sorted(pairs):
+            self.add(server, name)
+
+    def add(self, server: str, name: str) -> None:
+        self._names.add((server, name))
+        key = fold(name)
+        self._in_server.setdefault((server, key), name)
+        self._anywhere.setdefault(key, {}).setdefault(name.strip().casefold(), tool_id(server, name))
+
+    def copied_by(self, server: str, name: str) -> str | None:
+        """The id of the tool in use that the tool ``name`` of ``server`` looks like, or None."""
+        if (server, name) in self._names:
+            return None
+        key = fold(name)
+        same_server = self._in_server.get((server, key))
+        if same_server is not None:
+            return tool_id(server, same_server)
+        others = self._anywhere.get(key, {})
+        lookalike = [found for cased, found in others.items() if cased != name.strip().casefold()]
+        return min(lookalike) if lookalike else None
+
+
+def tool_copied(pairs: Iterable[tuple[str, str]], server: str, name: str) -> str | None:
+    """``TakenToolNames(pairs).copied_by(server, name)`` for one name, in one pass over ``pairs`` (a
+    registration's check against a catalog of 100k tools: tens of milliseconds, not a whole index)."""
+    key, cased = fold(name), name.strip().casefold()
+    found: list[str] = []
+    for other_server, other in pairs:
+        if other == name and other_server == server:
+            return None
+        if (other.casefold() if other.isascii() else fold(other)) != key:
+            continue
+        if other_server == server or other.strip().casefold() != cased:
+            found.append(tool_id(other_server, other))
+    same_server = [f for f in found if server_of(f) == server]
+    return min(same_server or found) if found else None
+
+
+def tool_copy_problem(tool: str, existing: str) -> str:
+    """The sentence refusing the tool id ``tool`` as a look-alike of the tool id ``existing``."""
+    how = _how_alike(tool_of(tool), tool_of(existing))
+    return (
+        f"tool {tool!r} looks like the tool {existing!r}: their names differ {how}, so an agent could not "
+        f"tell them apart; use {tool_of(existing)!r} itself, or a name that differs in more than that"
     )
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any, Literal, NamedTuple
 
+from tool_selector.core.names import LOOKALIKE_FROM, LOOKALIKES
 from tool_selector.trust.text import strip_invisible
 
 Strength = Literal["hold", "flag"]
@@ -82,11 +83,9 @@ def prepare(raw: str) -> str:
     return _SPACES.sub(" ", text).strip()
 
 
-# Cyrillic and Greek letters that look like Latin ones (the common homoglyphs of spoofed words)
-_LOOKALIKE_FROM = "аеорсухіјѕԁӏАВЕКМНОРСТУХІЈЅοαεικνρτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ"
-_LOOKALIKE_TO = "aeopcyxijsdlABEKMHOPCTYXIJSoaeikvptuxABEZHIKMNOPTYX"
-_LOOKALIKES = str.maketrans(_LOOKALIKE_FROM, _LOOKALIKE_TO)
-_LOOKALIKE_CHARS = frozenset(_LOOKALIKE_FROM)
+# Cyrillic and Greek letters that look like Latin ones: the naming rule's table (core/names.py)
+_LOOKALIKES = LOOKALIKES
+_LOOKALIKE_CHARS = frozenset(LOOKALIKE_FROM)
 _WORDS = re.compile(r"\w+")
 
 

@@ -1,54 +1,46 @@
 """How big a definition may be: the caps a registration, a patch and an import are held to, and the cap
 on a description an agent is shown.
 
-Written through the REST API (create and PATCH alike, and every item of an import): a description
-of at most ``DESCRIPTION_CHARS`` characters, metadata of at most ``METADATA_CHARS`` and each schema
-(input, output, annotations) of at most ``SCHEMA_CHARS`` as compact JSON; an import of at most
-``BATCH_TOOLS`` tools. A request over a cap is refused whole (422) with what was too big.
+Every door (REST registration and PATCH, import jobs, ``catalog import``, the sync's discovery,
+activation's live check) holds each JSON value of a tool (input and output schema, annotations) to
+``MAX_JSON_DEPTH`` levels and ``SCHEMA_CHARS`` characters as compact JSON, and a server's metadata to
+the same depth: ``ToolSpec`` and ``ServerSpec`` apply tool_selector/core/json_limits.py themselves.
 
-Discovered tools (an upstream's ``tools/list``) are stored as the server sent them, whatever their
-size: a sync must not fail on one long description, and the pinned hash must cover what the server
-said. What an agent is shown of any description is cut to ``DESCRIPTION_CHARS`` (``cut``).
+Written through the REST API (create and PATCH alike, and every item of an import): besides, a
+description of at most ``DESCRIPTION_CHARS`` characters and metadata of at most ``METADATA_CHARS``; an
+import of at most ``BATCH_TOOLS`` tools. A request over a cap is refused whole (422) with what was too
+big.
+
+Discovered tools (an upstream's ``tools/list``) are stored with the description the server sent,
+whatever its length: a sync must not fail on one long description, and the pinned hash must cover what
+the server said; a tool over the JSON limits is left out, and the sync's summary names it. What an
+agent is shown of any description is cut to ``DESCRIPTION_CHARS`` (``cut``).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, Field
+from pydantic import Field
 
 from tool_selector.core.errors import InvalidInputError
+from tool_selector.core.json_limits import (  # the JSON limits of every door live there
+    MAX_JSON_DEPTH,
+    SCHEMA_CHARS,
+    json_problem,
+    limited_json,
+)
 from tool_selector.core.models import ServerSpec, ToolSpec
 
 DESCRIPTION_CHARS = 20_000  # the longest real descriptions are a few thousand (livemcpbench: 3,866)
 METADATA_CHARS = 20_000
-SCHEMA_CHARS = 100_000  # the largest real input schema of the benchmark catalogs is 10,169
 BATCH_TOOLS = 20_000  # msc_bench_dev, the largest catalog here, has 2,375
-
-
-def json_chars(value: Any) -> int:
-    """The size of ``value`` as compact JSON, in characters."""
-    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str))
-
-
-def capped_json(limit: int, what: str) -> Callable[[Any], Any]:
-    """A pydantic after-validator refusing a JSON value longer than ``limit`` characters."""
-
-    def check(value: Any) -> Any:
-        size = json_chars(value) if value is not None else 0
-        if size > limit:
-            raise ValueError(f"{what} is {size:,} characters as JSON; at most {limit:,} are accepted")
-        return value
-
-    return check
 
 
 # the caps as field types, for request models (create and PATCH alike)
 CappedDescription = Annotated[str, Field(max_length=DESCRIPTION_CHARS)]
-CappedMetadata = Annotated[dict[str, Any], AfterValidator(capped_json(METADATA_CHARS, "metadata"))]
-CappedSchema = Annotated[dict[str, Any], AfterValidator(capped_json(SCHEMA_CHARS, "the schema"))]
+CappedMetadata = Annotated[dict[str, Any], limited_json("metadata", METADATA_CHARS)]
 
 
 def cut(text: str, limit: int = DESCRIPTION_CHARS) -> str:
@@ -66,17 +58,14 @@ def oversize(
     for server in servers:
         if len(server.description) > DESCRIPTION_CHARS:
             problems.append(f"server {server.name!r}: description of {len(server.description):,} characters")
-        if (size := json_chars(server.metadata)) > METADATA_CHARS:
-            problems.append(f"server {server.name!r}: metadata of {size:,} characters")
+        if (problem := json_problem(server.metadata, "metadata", METADATA_CHARS)) is not None:
+            problems.append(f"server {server.name!r}: {problem}")
     count = 0
     for tool in tools:
         count += 1
         if len(tool.description) > DESCRIPTION_CHARS:
             problems.append(f"tool {tool.id!r}: description of {len(tool.description):,} characters")
-        for field in ("input_schema", "output_schema", "annotations"):
-            value = getattr(tool, field, None)
-            if value is not None and (size := json_chars(value)) > SCHEMA_CHARS:
-                problems.append(f"tool {tool.id!r}: {field} of {size:,} characters")
+        # its JSON values were held to the depth and size limits when the ToolSpec was made
     if max_tools is not None and count > max_tools:
         problems.append(f"{count:,} tools in one request")
     return problems
@@ -84,8 +73,8 @@ def oversize(
 
 LIMITS_HINT = (
     f"Descriptions are accepted up to {DESCRIPTION_CHARS:,} characters, metadata up to {METADATA_CHARS:,}, "
-    f"each schema up to {SCHEMA_CHARS:,} as JSON, and {BATCH_TOOLS:,} tools per import: shorten the "
-    "text or split the batch."
+    f"each schema up to {SCHEMA_CHARS:,} as JSON, every JSON value nested up to {MAX_JSON_DEPTH} levels, "
+    f"and {BATCH_TOOLS:,} tools per import: shorten the text or split the batch."
 )
 
 
