@@ -294,9 +294,8 @@ class Agent:
             step = _next_call(answer)
             self.judge_next(turn, request, step)
             self.think(turn)
-            power, tool, args = (
-                step if step is not None and turn.next_right else (*request.gold_slot[0].split("::", 1), {})
-            )
+            gold_power, _, gold_tool = request.gold_slot[0].partition("::")  # when the step names another
+            power, tool, args = step if step is not None and turn.next_right else (gold_power, gold_tool, {})
             await self.call(turn, power, tool, {**request.gold_arguments, **args})
         elif turn.status == "activated" and answer.get("power") and not gold_powers:
             step = _next_call(answer)

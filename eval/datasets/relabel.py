@@ -4,13 +4,14 @@
     .venv/bin/python eval/datasets/relabel.py compare ROOT FILE LABELS.jsonl
 
 Standard library only; it never runs the product. ``ROOT`` holds setup folders (each with servers.json,
-tools.json and FILE, a jsonl of labelled requests), or is itself one dataset folder holding FILE. ``sample`` writes, for a stratified sample of each
-setup's lines (by ``expected_tier``), only what the second labeller may see: ``id``, ``setup`` and the
-``query`` text — never the labels, never the request it was written from. The second labeller reads the
-setup's tools.json and writes LABELS.jsonl: one object per sampled line with ``id``, ``expected_tier``
-(activated / multiple_matches / not_found) and ``gold_servers`` (the servers that can do it; empty for
-not_found). ``compare`` prints the agreement on the tier and on the servers, and every disagreement with
-both labels, and exits 0 (a disagreement is a finding to read, not a failure).
+tools.json and FILE, a jsonl of labelled requests), or is itself one dataset folder holding FILE.
+``sample`` writes, for a stratified sample of each setup's lines (by ``expected_tier``), only what the
+second labeller may see: ``id``, ``setup`` and the ``query`` text — never the labels, never the request
+it was written from. The second labeller reads the setup's tools.json and writes LABELS.jsonl: one
+object per sampled line with ``id``, ``expected_tier`` (activated / multiple_matches / not_found) and
+``gold_servers`` (the servers that can do it; empty for not_found). ``compare`` prints the agreement on
+the tier and on the servers, and every disagreement with both labels, and exits 0 (a disagreement is a
+finding to read, not a failure).
 """
 
 from __future__ import annotations
@@ -69,8 +70,9 @@ def compare(root: Path, file: str, labels_path: Path) -> int:
         servers_same += same_servers
         if not (same_tier and same_servers):
             disagreements.append(
-                f"{row['id']}: {row['query']!r}\n    first:  {row.get('expected_tier')} "
-                f"{row.get('gold_servers')}\n    second: {label.get('expected_tier')} {label.get('gold_servers')}"
+                f"{row['id']}: {row['query']!r}\n"
+                f"    first:  {row.get('expected_tier')} {row.get('gold_servers')}\n"
+                f"    second: {label.get('expected_tier')} {label.get('gold_servers')}"
                 + (f"\n    why:    {label['why']}" if label.get("why") else "")
             )
     n = len(labels)
@@ -99,7 +101,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "sample":
         drawn = sample(args.root, args.file, args.per_setup, args.seed)
-        args.out.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in drawn), encoding="utf-8")
+        args.out.write_text(
+            "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in drawn), encoding="utf-8"
+        )
         print(f"{len(drawn)} lines written to {args.out}")
         return 0
     return compare(args.root, args.file, args.labels)

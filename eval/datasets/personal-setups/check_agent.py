@@ -66,9 +66,51 @@ def multipart_name_hit(query: str, names: list[str]) -> str | None:
     return None
 
 
-def check_setup(  # noqa: PLR0912 (one check after another, in the docstring's order)
-    folder: Path, seen: dict[str, str], originals: set[str]
-) -> tuple[int, int, int, list[str]]:
+def description_grams(tools: list[dict[str, Any]]) -> set[tuple[str, ...]]:
+    grams: set[tuple[str, ...]] = set()
+    for tool in tools:
+        grams |= ngrams(tokens(tool.get("description") or ""), COPY_WITH_TOOL)
+    return grams
+
+
+def label_problems(orig: dict[str, Any], row: dict[str, Any]) -> list[str]:
+    """Why the line's id, phrasing and labels are not its original's (the same need)."""
+    reasons = []
+    if row.get("rephrases") != orig["id"]:
+        reasons.append(f"rephrases {row.get('rephrases')!r} is not the original id {orig['id']!r}")
+    if row.get("id") != orig["id"] + "-a":
+        reasons.append(f"id {row.get('id')!r} is not {orig['id'] + '-a'!r}")
+    if row.get("phrasing") != "agent":
+        reasons.append("phrasing is not 'agent'")
+    for key in sorted((set(orig) | set(row)) - OWN_FIELDS):
+        if key not in row:
+            reasons.append(f"field {key!r} missing")
+        elif key not in orig:
+            reasons.append(f"field {key!r} not in the original")
+        elif row[key] != orig[key]:
+            reasons.append(f"field {key!r} differs from the original ({row[key]!r} != {orig[key]!r})")
+    return reasons
+
+
+def text_problems(query: str, original: str, grams: set[tuple[str, ...]], names: list[str]) -> list[str]:
+    """Why the agent's text is not its own words: its length, the original's text, a tool's words or name."""
+    reasons = []
+    words = len(query.split())
+    if not MIN_WORDS <= words <= MAX_WORDS:
+        reasons.append(f"{words} words (an agent's query has {MIN_WORDS} to {MAX_WORDS})")
+    if " ".join(query.lower().split()) == " ".join(original.lower().split()):
+        reasons.append("query is the original text")
+    copied = ngrams(tokens(query), COPY_WITH_TOOL) & grams
+    if copied:
+        run = " ".join(sorted(copied)[0])
+        reasons.append(f"shares {COPY_WITH_TOOL} words in a row with a tool description: {run!r}")
+    hit = multipart_name_hit(query, names)
+    if hit:
+        reasons.append(f"names the tool {hit!r}")
+    return reasons
+
+
+def check_setup(folder: Path, seen: dict[str, str], originals: set[str]) -> tuple[int, int, int, list[str]]:
     """(lines, checked, with arguments, failures) of one setup."""
     failures: list[str] = []
     path = folder / AGENT
@@ -80,52 +122,25 @@ def check_setup(  # noqa: PLR0912 (one check after another, in the docstring's o
         failures.append(f"{folder.name}: {len(rows)} lines, {ORIGINAL} has {len(originals_rows)}")
     tools = json.loads((folder / "tools.json").read_text(encoding="utf-8"))
     names = sorted({t["name"] for t in tools})
-    description_grams: set[tuple[str, ...]] = set()
-    for tool in tools:
-        description_grams |= ngrams(tokens(tool.get("description") or ""), COPY_WITH_TOOL)
+    grams = description_grams(tools)
     checked = with_args = 0
     for position, (orig, row) in enumerate(zip(originals_rows, rows, strict=False), start=1):
         checked += 1
         where = str(row.get("id", f"{folder.name} line {position}"))
-
-        def fail(reason: str, where: str = where) -> None:
-            failures.append(f"{where}: {reason}")
-
-        if row.get("rephrases") != orig["id"]:
-            fail(f"rephrases {row.get('rephrases')!r} is not the original id {orig['id']!r}")
-        if row.get("id") != orig["id"] + "-a":
-            fail(f"id {row.get('id')!r} is not {orig['id'] + '-a'!r}")
-        if row.get("phrasing") != "agent":
-            fail("phrasing is not 'agent'")
-        for key in sorted((set(orig) | set(row)) - OWN_FIELDS):
-            if key not in row:
-                fail(f"field {key!r} missing")
-            elif key not in orig:
-                fail(f"field {key!r} not in the original")
-            elif row[key] != orig[key]:
-                fail(f"field {key!r} differs from the original ({row[key]!r} != {orig[key]!r})")
+        reasons = label_problems(orig, row)
         query = row.get("query")
         if not isinstance(query, str) or not query.strip():
-            fail("query is empty")
-            continue
-        words = len(query.split())
-        if not MIN_WORDS <= words <= MAX_WORDS:
-            fail(f"{words} words (an agent's query has {MIN_WORDS} to {MAX_WORDS})")
-        key = " ".join(query.lower().split())
-        if key == " ".join(orig["query"].lower().split()):
-            fail("query is the original text")
-        copied = ngrams(tokens(query), COPY_WITH_TOOL) & description_grams
-        if copied:
-            fail(f"shares {COPY_WITH_TOOL} words in a row with a tool description: {' '.join(sorted(copied)[0])!r}")
-        hit = multipart_name_hit(query, names)
-        if hit:
-            fail(f"names the tool {hit!r}")
-        if key in seen:
-            fail(f"same text as {seen[key]}")
-        seen[key] = where
-        if key in originals:
-            fail("same text as an original request")
-        with_args += bool(CONCRETE.search(query))
+            reasons.append("query is empty")
+        else:
+            reasons += text_problems(query, orig["query"], grams, names)
+            key = " ".join(query.lower().split())
+            if key in seen:
+                reasons.append(f"same text as {seen[key]}")
+            seen[key] = where
+            if key in originals:
+                reasons.append("same text as an original request")
+            with_args += bool(CONCRETE.search(query))
+        failures += [f"{where}: {reason}" for reason in reasons]
     return len(rows), checked, with_args, failures
 
 
