@@ -76,10 +76,6 @@ class Power:
     def running(self) -> bool:
         return self.state in ("starting", "ready")
 
-    @property
-    def ready(self) -> bool:
-        return self.state == "ready"
-
     def tool(self, name: str) -> types.Tool | None:
         return next((t for t in self.tools if t.name == name), None)
 
@@ -227,7 +223,7 @@ class PowerManager:
         if power is not None and power.state == "starting":
             logger.info("%s is starting for another session; waiting for its start", name)
             await power.settled.wait()
-            if not power.ready:  # its start failed: that is this call's answer too
+            if not power.running:  # its start failed: that is this call's answer too
                 stopped = f"The power {name!r} was stopped while it was starting."
                 hint = "" if power.error else f"Call activate_power('{name}') again."
                 raise UpstreamError(power.error or stopped, hint=hint, server=name, phase=power.phase)

@@ -120,6 +120,7 @@ class GatewayService:
         # resolves of concurrent callers (an HTTP gateway) overlap; their query embeddings are batched
         self._resolving = anyio.CapacityLimiter(RESOLVE_THREADS)
         self._view: tuple[int, CatalogView] | None = None  # the live resolver's generation it was read at
+        self._reindex_pending = False  # an activation's holds wait for a write under way to end
         self.powers = PowerManager(
             configs or (lambda: load_servers(settings.servers_path).mcpServers),
             environ=environ,
@@ -138,6 +139,9 @@ class GatewayService:
 
     async def __aexit__(self, *exc: Any) -> None:
         await self.powers.__aexit__(*exc)
+        if self._reindex_pending:  # left for a write that was under way: done before the gateway goes
+            with anyio.CancelScope(shield=True):
+                await self._refresh(wait_s=self.container.settings.write_lock_timeout_s)
 
     async def warm_up(self) -> None:
         """Load the embedding model in a worker thread so that the first resolve is fast."""
@@ -155,25 +159,25 @@ class GatewayService:
         return shown
 
     async def _reindex(self) -> None:
-        """The index brought in line after an activation's vet: at once when no other write is under
-        way, else in the background once that write is over (an activation never waits for a write)."""
-        if await self._refresh(wait_s=0):
-            return
-        logger.info("another write is under way; the index follows the activation's holds once it is over")
-        self.powers.in_background(self._reindex_later)
+        """The index brought in line after an activation's vet: at once, or (another write under way)
+        once that write is over, in the background and at the latest when the gateway stops."""
+        if not await self._refresh(wait_s=0):
+            self._reindex_pending = True
+            self.powers.in_background(self._refresh_when_free)
 
-    async def _reindex_later(self) -> None:
-        while not await self._refresh(wait_s=REINDEX_WAIT_S):
-            pass  # still another write: wait for the lock again (the wait itself is the pause)
+    async def _refresh_when_free(self) -> None:
+        while self._reindex_pending and not await self._refresh(wait_s=REINDEX_WAIT_S):
+            pass  # the wait for the writer lock is the pause
 
     async def _refresh(self, *, wait_s: float) -> bool:
-        """One try (a worker thread); True when done or when it failed (logged: the next write retries)."""
+        """One try (a worker thread); True when done or failed (logged: the next write retries)."""
         try:
             done = await anyio.to_thread.run_sync(lambda: refresh_after_vet(self.container, wait_s=wait_s))
         except Exception:
             logger.exception("the index could not be brought in line with the activation's holds")
-            return True
+            done = True
         if done:
+            self._reindex_pending = False
             self.live.expire()
         return done
 

@@ -90,9 +90,8 @@ def gateway_tools() -> list[types.Tool]:
     return tools
 
 
+# a proxied tool's fields in tools/list: the pinned ones (trust/definition.py), never title, _meta, icons
 SHOWN_FIELDS = ("name", "description", "inputSchema", "outputSchema", "annotations")
-"""A proxied tool's fields in ``tools/list``: the pinned ones (tool_selector/trust/definition.py), never
-the live ``title``, ``_meta``, ``icons`` or any field a later protocol adds."""
 
 
 def proxied_listing(proxied: Mapping[str, tuple[Power, types.Tool]]) -> list[types.Tool]:
