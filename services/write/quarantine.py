@@ -1,5 +1,6 @@
 """Use cases: the quarantine of held tool definitions (list, show, approve, reject) and the check of
-what a server lists live when the gateway starts it.
+what a server says live when the gateway starts it (``vet_live_server``: its tools, description and
+instructions against their pins; what an agent may see of it is built from the approved text only).
 
 A definition is held when it differs from its approved one (pinned by the hash of name, description,
 input and output schema and annotations), when it arrives under an approval policy, or when the

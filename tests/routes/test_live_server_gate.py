@@ -24,6 +24,7 @@ from typing import IO, Any
 
 import anyio
 import pytest
+from mcp import types
 
 from services.shared.container import Container
 from services.shared.indexing import index_is_current
@@ -234,15 +235,21 @@ async def test_call_tool_during_another_sessions_start_of_the_same_power_waits_f
         )
         drain.start()
         results: dict[str, Any] = {}
+        calls: list[tuple[str, types.CallToolResult]] = []
         called = anyio.Event()
         async with http_client(gateway.url, key) as first, http_client(gateway.url, key) as second:
 
             async def activate() -> None:
                 results["activated"] = answer(await first.call_tool("activate_power", {"name": SERVER}))
 
-            async def call() -> None:
-                arguments = {"power": SERVER, "tool": "list_notes", "arguments": {}}
-                results["called"] = await second.call_tool("call_tool", arguments)
+            async def call() -> None:  # three calls at once, in the other session
+                async def one(tool: str) -> None:
+                    arguments = {"power": SERVER, "tool": tool, "arguments": {"title": "x"}}
+                    calls.append((tool, await second.call_tool("call_tool", arguments)))
+
+                async with anyio.create_task_group() as group:
+                    for tool in ("list_notes", "read_note", "list_notes"):
+                        group.start_soon(one, tool)
                 called.set()
 
             async def either() -> None:  # the call waits for the start (fixed), or answered at once
@@ -268,8 +275,9 @@ async def test_call_tool_during_another_sessions_start_of_the_same_power_waits_f
                     await either()
                     fifo.write("go\n")
                     fifo.close()
-    called_text = text(results["called"])
-    assert not results["called"].is_error and called_text == "called list_notes", called_text
+    assert len(calls) == 3
+    for tool, result in calls:
+        assert not result.is_error and text(result) == f"called {tool}", text(result)
     assert results["activated"]["ready"] is True
 
 
