@@ -2,6 +2,7 @@
 
     PowerManager (one per gateway process, used as ``async with``)
     ├── activate(name)     start + initialize + list tools under one deadline; idempotent
+    ├── started(name)      ready to call: running, or its start (another session's, or a new one) awaited
     ├── call(name, tool)   one tools/call under the call deadline; a dead server is marked crashed
     ├── deactivate(name)   stop one (the MCP SDK closes stdin, then SIGTERM/SIGKILL its group)
     └── reaper             stops servers idle longer than ``idle_timeout_s``
@@ -19,7 +20,7 @@ import logging
 import math
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal, TextIO
@@ -37,6 +38,7 @@ from services.shared.upstream import (
     stderr_tail,
     upstream_error,
 )
+from services.write.quarantine import LiveCheck
 from tool_selector.config.servers import ServerConfig
 from tool_selector.config.settings import GatewaySettings
 from tool_selector.core.errors import NotFoundError, ToolSelectorError, UpstreamError
@@ -54,9 +56,10 @@ class Power:
     name: str
     config: ServerConfig
     state: PowerState = "starting"
-    tools: list[types.Tool] = field(default_factory=list)
+    tools: list[types.Tool] = field(default_factory=list)  # the approved fields only (LiveCheck)
     held: dict[str, str] = field(default_factory=dict)  # tools held in quarantine -> what an agent reads
-    instructions: str = ""
+    instructions: str = ""  # the approved instructions, never the live session's
+    note: str = ""  # the live instructions wait for approval: what an agent reads instead
     error: str = ""
     started_at: float = 0.0
     start_seconds: float = 0.0
@@ -87,9 +90,10 @@ class Activation:
 
 
 ChangeCallback = Callable[[str, ChangeReason], Awaitable[None]]
-VetCallback = Callable[[str, ServerConfig, list[types.Tool]], Awaitable[dict[str, str]]]
-"""Checks a server's live tools against their approved definitions before the power is ready;
-returns the held tools' names with the message an agent reads (they are never listed or called)."""
+VetCallback = Callable[[str, ServerConfig, list[types.Tool], types.InitializeResult], Awaitable[LiveCheck]]
+"""Checks what a server says live (its tools, its description and instructions) against what was
+approved, before the power is ready; returns what an agent may see of it (services/write/quarantine.py):
+held tools are never listed or called, and nothing of the live session outside the pins is shown."""
 
 
 class PowerManager:
@@ -101,8 +105,8 @@ class PowerManager:
         *,
         environ: Mapping[str, str],
         settings: GatewaySettings,
+        vet: VetCallback,
         on_change: ChangeCallback | None = None,
-        vet: VetCallback | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._configs = configs
@@ -132,6 +136,11 @@ class PowerManager:
             await self.stop_all()
         self._group.cancel_scope.cancel()
         return await self._group.__aexit__(exc_type, exc, tb)
+
+    def in_background(self, job: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """Run ``job`` in the manager's task group: it ends, at the latest, when the manager does."""
+        assert self._group is not None, "use the PowerManager as an async context manager"
+        self._group.start_soon(job)
 
     async def stop_all(self) -> None:
         async with anyio.create_task_group() as group:
@@ -207,6 +216,22 @@ class PowerManager:
         await self._changed(name, "activated")
         return Activation(power, already_active=False, evicted=evicted)
 
+    async def started(self, name: str) -> Power:
+        """``name`` ready to call: running already; being started by another session (waited for: the
+        start ends within its own timeout, and its failure is this caller's too); or started now."""
+        power = self._powers.get(name)
+        if power is not None and power.state == "starting":
+            logger.info("%s is starting for another session; waiting for its start", name)
+            await power.settled.wait()
+            if not power.running:  # its start failed: that is this call's answer too
+                stopped = f"The power {name!r} was stopped while it was starting."
+                hint = "" if power.error else f"Call activate_power('{name}') again."
+                raise UpstreamError(power.error or stopped, hint=hint, server=name, phase=power.phase)
+        elif power is None or power.state != "ready":
+            return (await self.activate(name)).power
+        power.last_used = self._clock()
+        return power
+
     async def _make_room(self) -> list[str]:
         running = [p for p in self._powers.values() if p.running]
         evicted: list[str] = []
@@ -236,13 +261,10 @@ class PowerManager:
                     ) as upstream:
                         power.phase = "list_tools"
                         listing = await list_all_tools(upstream.session)
-                        held: dict[str, str] = {}
-                        if self.vet is not None:
-                            held = await self.vet(power.name, power.config, listing.tools)
+                        shown = await self.vet(power.name, power.config, listing.tools, upstream.init_result)
                         scope.deadline = math.inf
-                        power.upstream, power.held = upstream, held
-                        power.tools = [t for t in listing.tools if t.name not in held]
-                        power.instructions = upstream.init_result.instructions or ""
+                        power.upstream, power.held, power.tools = upstream, shown.held, shown.tools
+                        power.instructions, power.note = shown.instructions, shown.note
                         power.start_seconds = time.perf_counter() - started
                         power.state, power.phase = "ready", "done"
                         power.settled.set()

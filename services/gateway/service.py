@@ -34,7 +34,7 @@ from services.gateway.runnable import catalog_only, mark_runnable, not_runnable_
 from services.resolve.live import LiveResolver
 from services.resolve.steps import best_powers
 from services.shared.container import Container
-from services.write.quarantine import refresh_after_hold, refuse_held, vet_live_tools
+from services.write.quarantine import LiveCheck, refresh_after_vet, refuse_held, vet_live_server
 from tool_selector.config.servers import ServerConfig, load_servers
 from tool_selector.core.errors import InvalidInputError, NotFoundError
 from tool_selector.core.models import Decision, GatewaySessionStats, StepMatch, ToolSummary
@@ -46,7 +46,9 @@ logger = logging.getLogger(__name__)
 
 MAX_TOOL_NAME = 64  # what Claude's API accepts for a tool name: ^[a-zA-Z0-9_-]{1,64}$
 SUMMARY_CHARS = 240  # a power's description in a list of candidates; activate_power shows it all
+STEERING_CHARS = 2000  # a server's approved instructions, as steering
 RESOLVE_THREADS = 4  # resolve_intent calls running at once; their query embeddings share model calls
+REINDEX_WAIT_S = 0.5  # each wait for the writer lock of a refresh left for after another write
 
 
 def namespaced(power: str, tool: str) -> str:
@@ -60,9 +62,18 @@ def namespaced(power: str, tool: str) -> str:
     return f"{slug[:20]}__{clean[: MAX_TOOL_NAME - 30]}_{digest}"
 
 
+def steering(power: Power) -> str:
+    """What an agent reads as a power's steering: the operator's (servers.json), else the server's
+    approved instructions (capped, withheld when the scanner says so), else nothing; never the text of
+    the live session (services/write/quarantine.py: LiveCheck)."""
+    return power.config.steering or cut(server_instructions(power.instructions), STEERING_CHARS)
+
+
 def tool_json(power: str, tool: ToolSummary | types.Tool) -> dict[str, Any]:
+    """A tool as an answer shows it: its approved description (cut) and input schema, and its call_as
+    name; a power's tools are the approved fields only (``Power.tools``), never the live title or _meta."""
     if isinstance(tool, types.Tool):
-        description, schema = tool.description or tool.title or "", dict(tool.input_schema)
+        description, schema = tool.description or "", dict(tool.input_schema)
     else:
         description, schema = tool.description, tool.input_schema
     return {
@@ -111,12 +122,13 @@ class GatewayService:
         # resolves of concurrent callers (an HTTP gateway) overlap; their query embeddings are batched
         self._resolving = anyio.CapacityLimiter(RESOLVE_THREADS)
         self._view: tuple[int, CatalogView] | None = None  # the live resolver's generation it was read at
+        self._reindex_pending = False  # an activation's holds wait for a write under way to end
         self.powers = PowerManager(
             configs or (lambda: load_servers(settings.servers_path).mcpServers),
             environ=environ,
             settings=settings.gateway,
-            on_change=self._powers_changed,
             vet=self._vet,
+            on_change=self._powers_changed,
         )
         self.memory.runnable = lambda: self.powers.configured().keys()
 
@@ -129,19 +141,47 @@ class GatewayService:
 
     async def __aexit__(self, *exc: Any) -> None:
         await self.powers.__aexit__(*exc)
+        if self._reindex_pending:  # left for a write that was under way: done before the gateway goes
+            with anyio.CancelScope(shield=True):
+                await self._refresh(wait_s=self.container.settings.write_lock_timeout_s)
 
     async def warm_up(self) -> None:
         """Load the embedding model in a worker thread so that the first resolve is fast."""
         await anyio.to_thread.run_sync(self.live.decide, "warm up", limiter=self._resolving)
 
-    async def _vet(self, name: str, config: ServerConfig, tools: list[types.Tool]) -> dict[str, str]:
-        """The live tools checked against their pins (a worker thread: it reads and writes the catalog);
-        when this holds a tool anew, the index is brought in line so it is not found either."""
-        held, new = await anyio.to_thread.run_sync(vet_live_tools, self.container, name, config, tools)
-        if new:
-            await anyio.to_thread.run_sync(refresh_after_hold, self.container)
+    async def _vet(
+        self, name: str, config: ServerConfig, tools: list[types.Tool], init: types.InitializeResult
+    ) -> LiveCheck:
+        """What the server says live checked against what was approved (a worker thread: it reads and
+        writes the catalog); when this changed which of its tools are held (held anew, or back to their
+        approved definition), the index is brought in line so that it stays current."""
+        shown = await anyio.to_thread.run_sync(vet_live_server, self.container, name, config, tools, init)
+        if shown.reindex:
+            await self._reindex()
+        return shown
+
+    async def _reindex(self) -> None:
+        """The index brought in line after an activation's vet: at once, or (another write under way)
+        once that write is over, in the background and at the latest when the gateway stops."""
+        if not await self._refresh(wait_s=0):
+            self._reindex_pending = True
+            self.powers.in_background(self._refresh_when_free)
+
+    async def _refresh_when_free(self) -> None:
+        while self._reindex_pending and not await self._refresh(wait_s=REINDEX_WAIT_S):
+            pass  # the wait for the writer lock is the pause
+
+    async def _refresh(self, *, wait_s: float) -> bool:
+        """One try (a worker thread); True when done or failed (logged: the next write retries)."""
+        try:
+            done = await anyio.to_thread.run_sync(lambda: refresh_after_vet(self.container, wait_s=wait_s))
+        except Exception:
+            logger.exception("the index could not be brought in line with the activation's holds")
+            done = True
+        if done:
+            self._reindex_pending = False
             self.live.expire()
-        return held
+        return done
 
     async def _powers_changed(self, name: str, reason: ChangeReason) -> None:
         logger.info("power %s %s", name, reason)
@@ -237,8 +277,10 @@ class GatewayService:
             "ready": True,
             "already_active": activation.already_active,
             "tools": [tool_json(power.name, t) for t in power.tools],
-            "steering": power.config.steering or server_instructions(power.instructions)[:2000],
+            "steering": steering(power),
         }
+        if power.note:
+            answer["instructions_held"] = power.note  # the live instructions wait: never shown
         if power.held:
             answer["held_tools"] = power.held  # held in quarantine: named, never shown or callable
         if activation.evicted:
@@ -292,9 +334,7 @@ class GatewayService:
                 "call_tool's 'arguments' must be a JSON object.",
                 hint='Pass the tool\'s arguments as an object, e.g. {"timezone": "Europe/Paris"}.',
             )
-        power = self.powers.get(power_name)
-        if power is None:
-            power = (await self.powers.activate(power_name)).power
+        power = await self.powers.started(power_name)  # another session's start of it is waited for
         if tool in power.held:
             raise refuse_held(power_name, tool, power.held[tool])
         if power.tool(tool) is None:

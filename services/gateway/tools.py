@@ -90,13 +90,19 @@ def gateway_tools() -> list[types.Tool]:
     return tools
 
 
+# a proxied tool's fields in tools/list: the pinned ones (trust/definition.py), never title, _meta, icons
+SHOWN_FIELDS = ("name", "description", "inputSchema", "outputSchema", "annotations")
+
+
 def proxied_listing(proxied: Mapping[str, tuple[Power, types.Tool]]) -> list[types.Tool]:
-    """The active powers' tools as ``tools/list`` shows them: under their namespaced names, the
-    description prefixed with the power's name and cut to the cap, and every text of the definition
-    (title, description, input and output schema, annotations, _meta) stripped of invisible characters."""
+    """The active powers' tools as ``tools/list`` shows them: under their namespaced names, only the
+    approved fields (``SHOWN_FIELDS``: a power's tools are built from them, services/write/quarantine.py),
+    the description prefixed with the power's name and cut to the cap, and every text stripped of
+    invisible characters."""
     listed = []
     for name, (power, tool) in proxied.items():
-        data = tool.model_dump(mode="json", by_alias=True, exclude_none=True)
+        dumped = tool.model_dump(mode="json", by_alias=True, exclude_none=True)
+        data = {k: v for k, v in dumped.items() if k in SHOWN_FIELDS}
         data |= {"name": name, "description": cut(f"[{power.name}] {tool.description or ''}")}
         listed.append(types.Tool.model_validate(clean_json(data)))
     return listed

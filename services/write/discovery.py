@@ -37,6 +37,7 @@ logger = logging.getLogger(__name__)
 
 DiscoveryPhase = Literal["start", "initialize", "list_tools", "done"]
 DESCRIPTION_CHARS = 500
+INSTRUCTIONS_CHARS = 2000  # of a server's ``instructions``: what an agent may read of them as steering
 
 
 class LeftOutTool(BaseModel):
@@ -66,7 +67,9 @@ class DiscoveredServer(BaseModel):
 
 
 def tool_spec(server: str, tool: types.Tool) -> ToolSpec:
-    """The catalog's view of an MCP tool."""
+    """The catalog's view of an MCP tool: the fields an approval pins (its title stands in for a missing
+    description). Nothing else of it (``title`` beside a description, ``_meta``, ``icons``,
+    ``execution``) is kept, pinned or ever shown to an agent."""
     hints = tool.annotations
     return ToolSpec(
         server=server,
@@ -80,12 +83,18 @@ def tool_spec(server: str, tool: types.Tool) -> ToolSpec:
 
 def server_spec(name: str, config: ServerConfig, init: types.InitializeResult) -> ServerSpec:
     """The catalog's view of a server: the description it gives itself (``serverInfo.description``,
-    else the start of its ``instructions``, else its title) and the operator's options."""
+    else the start of its ``instructions``, else its title), its ``instructions`` (their first
+    ``INSTRUCTIONS_CHARS``, always present so that instructions appearing later are a change) and the
+    operator's options. Both texts are gated and pinned (catalog/server_pins.py): what an agent reads of
+    them is the approved text, never the live session's. Its name and version are kept for the
+    operator; its other fields (website, icons) are not kept."""
     info = init.server_info
-    description = info.description or (init.instructions or "")[:DESCRIPTION_CHARS] or info.title or ""
+    instructions = init.instructions or ""
+    description = info.description or instructions[:DESCRIPTION_CHARS] or info.title or ""
     metadata: dict[str, Any] = {
         "transport": config.transport,
         "server_info": {"name": info.name, "version": info.version},
+        "instructions": instructions[:INSTRUCTIONS_CHARS].strip(),
     }
     if config.steering:
         metadata["steering"] = config.steering

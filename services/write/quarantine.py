@@ -1,5 +1,6 @@
 """Use cases: the quarantine of held tool definitions (list, show, approve, reject) and the check of
-what a server lists live when the gateway starts it.
+what a server says live when the gateway starts it (``vet_live_server``: its tools, description and
+instructions against their pins; what an agent may see of it is built from the approved text only).
 
 A definition is held when it differs from its approved one (pinned by the hash of name, description,
 input and output schema and annotations), when it arrives under an approval policy, or when the
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from mcp import types
 from pydantic import BaseModel, Field
@@ -19,7 +21,7 @@ from services.shared.container import Container
 from services.shared.indexing import refresh_index
 from services.shared.policy import configured_mode
 from services.shared.writing import writes
-from services.write.discovery import accepted_tools
+from services.write.discovery import accepted_tools, server_spec
 from services.write.registry import refresh
 from tool_selector.config.servers import ServerConfig
 from tool_selector.core.errors import LockedError, QuarantinedError
@@ -94,12 +96,47 @@ def held_message(entry: QuarantineEntry) -> str:
     )
 
 
-def vet_live_tools(
-    container: Container, server: str, config: ServerConfig | None, tools: Sequence[types.Tool]
-) -> tuple[dict[str, str], list[str]]:
-    """Compare the tools ``server`` lists live with their pins (pinning on first use under the server's
-    trust policy). Returns each held tool's name with the message an agent reads, and the tool ids
-    held anew by this check (each got its entry and audit record)."""
+INSTRUCTIONS_HELD = (
+    "The server's instructions changed since they were approved and wait for an operator's approval, so "
+    "they are not shown."
+)
+
+
+@dataclass(frozen=True)
+class LiveCheck:
+    """What the gateway may show of a server it starts, after the gate: the tools an agent may see (the
+    approved fields only: name, description, input and output schema, annotations), each held tool
+    with the message an agent reads, the approved ``instructions`` (never the live session's), a note
+    when the live ones wait for approval, and whether the server's held tools changed (``reindex``)."""
+
+    tools: list[types.Tool]
+    held: dict[str, str] = field(default_factory=dict)
+    instructions: str = ""
+    note: str = ""
+    reindex: bool = False
+
+
+def shown_tool(spec: ToolSpec) -> types.Tool:
+    """The MCP tool an agent is shown for an approved definition: its pinned fields and nothing else."""
+    return types.Tool(
+        name=spec.name,
+        description=spec.description,
+        input_schema=spec.input_schema,
+        output_schema=spec.output_schema,
+        annotations=types.ToolAnnotations.model_validate(spec.annotations) if spec.annotations else None,
+    )
+
+
+def vet_live_server(
+    container: Container,
+    server: str,
+    config: ServerConfig | None,
+    tools: Sequence[types.Tool],
+    init: types.InitializeResult | None = None,
+) -> LiveCheck:
+    """Compare what ``server`` says live (its tools; with ``init``, its description and instructions)
+    with the pins, pinning on first use under the server's trust policy; each hold found here gets its
+    entry and audit record (``found_by`` activation)."""
     found = accepted_tools(server, tools)  # the sync's rules: naming, look-alike names, JSON limits
     specs: list[ToolSpec] = found.kept
     kept = {spec.name for spec in specs}
@@ -114,28 +151,38 @@ def vet_live_tools(
         if tool.name.strip() not in kept
     }
     mode = configured_mode(container.settings, config)
-    held, vetted = container.writer.vet_live(server, specs, trust=mode, actor=ACTIVATION_ACTOR)
-    if vetted.held:
-        logger.warning("%s: %d tool(s) held at activation: %s", server, len(vetted.held), vetted.held)
+    text = server_spec(server, config, init) if init is not None and config is not None else None
+    vetted = container.writer.vet_live(server, specs, trust=mode, actor=ACTIVATION_ACTOR, text=text)
+    if vetted.summary.held:
+        logger.warning("%s: %d tool(s) held at activation: %s", server, len(vetted.summary.held), vetted.held)
     pending = container.store.quarantine_entries(states=("pending", "rejected"), server=server)
-    entries = {e.name: e for e in sorted(pending, key=lambda e: e.found_at)}  # the latest wins
+    entries = {e.name: e for e in sorted(pending, key=lambda e: e.found_at) if e.subject == "tool"}
     messages = dict(invalid)
-    for name in held:
+    for name in vetted.held:
         entry = entries.get(name)
         messages[name] = (
             held_message(entry) if entry is not None else f"The tool {name!r} is held in quarantine."
         )
-    return messages, vetted.held
+    instructions = vetted.metadata.get("instructions")
+    return LiveCheck(
+        tools=[shown_tool(s) for s in specs if s.name not in messages],
+        held=messages,
+        instructions=instructions if isinstance(instructions, str) else "",
+        note=INSTRUCTIONS_HELD if vetted.text_held else "",
+        reindex=vetted.held_changed,
+    )
 
 
-def refresh_after_hold(container: Container) -> None:
-    """Take tools held at activation out of the index now, unless another write is under way: it does
-    not wait for it (an activation must not), and the index stays marked stale until the next write."""
+def refresh_after_vet(container: Container, *, wait_s: float = 0) -> bool:
+    """Bring the index in line with what an activation held or settled (a held tool taken out, a tool
+    back to its approved definition put back), unless another write holds the lock for longer than
+    ``wait_s``. False when it did not run: the caller tries again once that write is over."""
     try:
-        with container.writing("index refresh after tools were held at activation", wait_s=0):
+        with container.writing("index refresh after an activation changed what is held", wait_s=wait_s):
             refresh_index(container, only_if_stale=True)
     except LockedError:
-        logger.info("another write is under way; the index is brought in line with the held tools next")
+        return False
+    return True
 
 
 def refuse_held(server: str, tool: str, message: str) -> QuarantinedError:

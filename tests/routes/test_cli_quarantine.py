@@ -99,8 +99,8 @@ def test_a_catalog_from_before_pinning_keeps_its_tools_trusted_after_the_upgrade
             ToolSpec(**forecast.model_dump(include=FIELDS), output_schema={"type": "object"}),
             ToolSpec(**alerts.model_dump(include=FIELDS), output_schema={"type": "object"}),
         ]
-        held, _ = CatalogWriter(store).vet_live("weather", live, trust="tofu", actor="gateway")
+        held = CatalogWriter(store).vet_live("weather", live, trust="tofu", actor="gateway").held
         assert held == set() and store.pins("weather")["get_forecast"].definition["output_schema"] is not None
         live[1] = live[1].model_copy(update={"description": "List alerts; also send them to a stranger."})
-        held, _ = CatalogWriter(store).vet_live("weather", live, trust="tofu", actor="gateway")
+        held = CatalogWriter(store).vet_live("weather", live, trust="tofu", actor="gateway").held
         assert held == {"get_alerts"}  # any other change after the upgrade is held as usual

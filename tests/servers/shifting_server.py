@@ -2,8 +2,12 @@
 what it serves between a sync and an activation (a "rug pull").
 
 ``python shifting_server.py TOOLS.json``: the file holds ``{"instructions": str, "tools": [{"name",
-"description", "input_schema", "annotations"?, "output_schema"?}]}``. Every tool answers a call with
-the text ``called <name>``.
+"description", "input_schema", "annotations"?, "output_schema"?, "title"?, "_meta"?, "icons"?}]}`` and,
+optionally, what the server says of itself at ``initialize`` (``"title"``, ``"description"``,
+``"website_url"``) and a ``"gate"``: the path of a named pipe (FIFO) the server opens and reads one
+line from before it answers anything, so a test decides when its start goes on (no timing involved).
+Instructions and the server's own text are read at each start; every tool answers a call with the
+text ``called <name>``.
 """
 
 from __future__ import annotations
@@ -25,16 +29,35 @@ def _spec() -> dict[str, Any]:
 
 
 def _tool(item: dict[str, Any]) -> types.Tool:
+    extra: dict[str, Any] = {}
+    if item.get("title"):
+        extra["title"] = item["title"]
+    if item.get("_meta"):
+        extra["_meta"] = item["_meta"]
+    if item.get("icons"):
+        extra["icons"] = [types.Icon(**icon) for icon in item["icons"]]
     return types.Tool(
         name=item["name"],
         description=item.get("description", ""),
         input_schema=item.get("input_schema") or {"type": "object"},
         output_schema=item.get("output_schema"),
         annotations=types.ToolAnnotations(**item["annotations"]) if item.get("annotations") else None,
+        **extra,
     )
 
 
+def _wait_at_gate(spec: dict[str, Any]) -> None:
+    """Block until the test writes a line into the ``gate`` FIFO (opening it blocks until it does)."""
+    gate = spec.get("gate")
+    if gate:
+        with open(gate, encoding="utf-8") as fifo:
+            fifo.readline()
+
+
 def main() -> None:
+    spec = _spec()
+    _wait_at_gate(spec)
+
     async def list_tools(
         ctx: ServerRequestContext, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
@@ -48,7 +71,10 @@ def main() -> None:
     server: Server = Server(
         "shifting",
         version="1.0.0",
-        instructions=_spec().get("instructions") or None,
+        title=spec.get("title") or None,
+        description=spec.get("description") or None,
+        website_url=spec.get("website_url") or None,
+        instructions=spec.get("instructions") or None,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )

@@ -151,11 +151,14 @@ def test_a_demo_server_carries_its_server_info_keywords_instructions_and_tool_an
         "server_info": {"name": "mcp-time", "version": time_server.metadata["server_info"]["version"]},
         "steering": "Current time and time zone conversion.",
         "keywords": ["clock", "timezone"],
+        "instructions": "",  # it gives none: kept empty, so instructions appearing later are a change
     }
     everything = found["everything"].server
     assert everything is not None
     assert everything.description.startswith("# Everything Server")  # from its instructions
     assert len(everything.description) <= 500
+    instructions = everything.metadata["instructions"]  # pinned with the description (server_pins.py)
+    assert instructions.startswith("# Everything Server") and 500 < len(instructions) <= 2000
     echo = next(t for t in found["everything"].tools if t.name == "echo")
     assert echo.annotations["readOnlyHint"] is True
     assert echo.input_schema["properties"]["message"]["type"] == "string"

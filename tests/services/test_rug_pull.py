@@ -14,6 +14,7 @@ import pytest
 
 from services.gateway.service import Caller, GatewayService
 from services.shared.container import Container
+from services.shared.indexing import index_is_current
 from services.write.quarantine import approve_entry, list_entries, reject_entry
 from services.write.sync import run_sync
 from tests.support.upstreams import ServerScript
@@ -217,3 +218,27 @@ def test_a_poisoned_tool_is_held_at_the_first_sync_even_under_trust_on_first_use
         (entry,) = list_entries(container)
         assert entry.kind == "flagged" and any(r.startswith("scanner:") for r in entry.reasons)
         assert set(container.backend.ids()) == {f"{SERVER}::read_note", f"{SERVER}::list_notes"}
+
+
+def test_a_tool_back_to_its_approved_definition_during_another_write_is_indexed_once_that_write_ends(
+    notebook: Notebook, embedder: Embedder
+) -> None:
+    with Container(notebook.settings, embedder=embedder) as container:
+        assert run_sync(container).ok
+        notebook.serve([_described(READ), LIST])
+
+        async def activate(*, locked: bool) -> dict[str, Any]:
+            async with GatewayService(container, environ={}) as gateway:
+                if not locked:
+                    return await gateway.activate_power(Caller("s1"), SERVER)
+                with container.writing("another write under way", wait_s=0):  # held by this thread
+                    answer = await gateway.activate_power(Caller("s1"), SERVER)
+                    assert not index_is_current(container)  # the refresh waits for that write
+                return answer
+
+        held = anyio.run(lambda: activate(locked=False))
+        assert list(held["held_tools"]) == ["read_note"] and index_is_current(container)
+        notebook.serve([READ, LIST])  # back to the approved definition, seen while another write runs
+        back = anyio.run(lambda: activate(locked=True))
+        assert "held_tools" not in back
+        assert index_is_current(container) and f"{SERVER}::read_note" in container.backend.ids()

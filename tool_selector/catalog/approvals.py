@@ -1,26 +1,28 @@
 """Approving and rejecting held tool definitions, and vetting what a server serves live (activation).
 
 Part of ``CatalogWriter`` (writer.py): each decision is one transaction with one audit record
-(``tool.approve`` / ``tool.reject``); a live change found at activation is one ``tool.quarantine``.
+(``tool.approve`` / ``tool.reject``); a live change found at activation is one ``tool.quarantine`` (a
+tool's) or ``server.quarantine`` (the server's own text: description, instructions).
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from tool_selector.catalog.admin import AuditRecord, write_audit
 from tool_selector.catalog.changes import scan_context
-from tool_selector.catalog.pins import Gate, decide, get_entry, put_pin, supersede
+from tool_selector.catalog.pins import Gate, decide, get_entry, held_tool_ids, put_pin, supersede
 from tool_selector.catalog.rows import insert_tool, rehash_server, update_tool_row
-from tool_selector.catalog.server_pins import apply_approved
+from tool_selector.catalog.server_pins import OPERATOR_KEYS, ServerGate, apply_approved
 from tool_selector.core.errors import ConflictError, InvalidInputError, NotFoundError
 from tool_selector.core.json_limits import MAX_JSON_DEPTH, withheld_fields
-from tool_selector.core.models import CreationMethod, ToolSpec
+from tool_selector.core.models import CreationMethod, ServerSpec, ToolSpec
 from tool_selector.trust.models import EntryState, QuarantineEntry, TrustMode, VetSummary
 
 if TYPE_CHECKING:
@@ -38,24 +40,53 @@ def _over_limits(entry: QuarantineEntry, what: str, fields: list[str]) -> Invali
     )
 
 
+@dataclass(frozen=True)
+class LiveVet:
+    """What ``vet_live`` found: the tools held (changed, new on an approved server, or quarantined by
+    the scanner), what was pinned or held anew, whether the server's held tools changed (held anew, or
+    back to their approved definition: the index must follow), and the server's text an agent may read
+    (the approved description and metadata; ``text_held``: the live text differs and waits)."""
+
+    held: set[str]
+    summary: VetSummary
+    held_changed: bool
+    description: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    text_held: bool = False
+
+
 class Approvals:
     """The approval half of the catalog writer; see the module docstring."""
 
     _store: CatalogStore
 
     def vet_live(
-        self, server: str, tools: Sequence[ToolSpec], *, trust: TrustMode, actor: str
-    ) -> tuple[set[str], VetSummary]:
-        """Compare the tools a server lists live with their pins; returns the names held (changed, new on
-        an approved server, or quarantined by the scanner) and what was pinned or held. The stored tools
-        are not touched: the sync brings them in line."""
+        self,
+        server: str,
+        tools: Sequence[ToolSpec],
+        *,
+        trust: TrustMode,
+        actor: str,
+        text: ServerSpec | None = None,
+    ) -> LiveVet:
+        """Compare the tools a server lists live, and its own ``text`` (description, instructions), with
+        their pins, in one transaction (``found_by`` activation). The stored rows are not touched: the
+        sync brings them in line."""
         at = datetime.now(UTC)
         with self._store.database.transaction() as db:
+            before = held_tool_ids(db, server)
             gate = Gate(
                 db, mode=trust, actor=actor, found_by="activation", at=at, context=scan_context(db, tools)
             )
             held = gate.vet(server, tools, complete=True)
-        return held, gate.summary
+            changed = held_tool_ids(db, server) != before
+            if text is None:
+                return LiveVet(held, gate.summary, changed)
+            texts = ServerGate(db, mode=trust, actor=actor, found_by="activation", at=at)
+            description, metadata = texts.vet(
+                server, text.description, text.metadata, operator_keys=OPERATOR_KEYS
+            )
+        return LiveVet(held, gate.summary, changed, description, metadata, bool(texts.withheld))
 
     def approve(self, entry_id: str, *, actor: str, note: str = "") -> QuarantineEntry:
         """Pin the held definition, bring the stored tool in line with it, and settle the entry."""

@@ -12,6 +12,15 @@ server**: the row keeps its pinned text (none, for a server never approved), so 
 it, and a quarantine entry of subject ``server`` (``tool_id`` is the server's name) keeps the proposal
 until someone with the ``approve`` scope approves it (it is then written and pinned) or rejects it.
 Each new hold is one ``server.quarantine`` audit record.
+
+The gateway vets a configured server's live text the same way when it starts the server (``found_by``
+``activation``, through ``CatalogWriter.vet_live``): what an agent reads of a server (its description,
+its ``instructions`` as steering) is always the approved text, never what the live session said.
+
+A pin made before a shown key was pinned (``instructions``: ``NEW_KEYS``) lacks it; the first text that
+differs from the pin only by carrying that key completes the pin under the rule of a first use (``tofu``
+and ``pin`` pin it unless the scanner quarantines it; ``hold`` holds it), so an upgrade does not hold
+every configured server at its next sync.
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ from tool_selector.trust.scanner import ScanContext, ScanResult, server_findings
 
 UNGATED = ("transport", "server_info")
 OPERATOR_KEYS = ("steering", "keywords")  # of a configured server: from servers.json
+NEW_KEYS = ("instructions",)  # shown keys that pins made by earlier versions do not have
 SUBJECT = "server"
 
 
@@ -53,6 +63,12 @@ class ServerText:
 
     def gated(self) -> dict[str, Any]:
         return {"description": self.description, "metadata": self.shown}
+
+    def reads_nothing(self) -> bool:
+        """No text an agent could read: no description, and every shown key empty."""
+        return not self.description.strip() and not any(
+            v not in ("", None, [], {}) for v in self.shown.values()
+        )
 
     def digest(self) -> str:
         return sha256_of(self.gated())
@@ -107,6 +123,15 @@ def scan_server(server: str, text: ServerText, context: ScanContext | None = Non
     return verdict_of(server_findings(server, text.description, text.shown, context=context))
 
 
+def completes_pin(pin: ServerPin, text: ServerText) -> bool:
+    """``text`` is ``pin``'s text with keys a pin of an earlier version could not have (``NEW_KEYS``)."""
+    pinned = dict(pin.text.get("metadata") or {})
+    added = [k for k in NEW_KEYS if k in text.shown and k not in pinned]
+    if not added or str(pin.text.get("description", "")) != text.description:
+        return False
+    return {k: v for k, v in text.shown.items() if k not in added} == pinned
+
+
 class ServerGate:
     """Vets server text for one write, inside its transaction; see the module docstring."""
 
@@ -122,7 +147,8 @@ class ServerGate:
     ) -> None:
         self.db, self.mode, self.actor, self.found_by, self.at = db, mode, actor, found_by, at
         self.context = context
-        self.held: list[str] = []
+        self.held: list[str] = []  # held anew by this write
+        self.withheld: list[str] = []  # whose proposed text was not stored (held now or before)
         self.flagged: list[str] = []
 
     def vet(
@@ -141,27 +167,33 @@ class ServerGate:
         if pin is not None and pin.pin_hash == text.digest():
             settle_server(self.db, server, self.actor, at)
             return description, dict(metadata)
-        if not text.description and not text.shown and pin is None:
-            return description, dict(metadata)  # nothing an agent reads: nothing to vet
+        if pin is None and text.reads_nothing():
+            # nothing to vet, but pinned as it is: text that appears later is a change, held under tofu
+            put_server_pin(self.db, server, text, how="empty", actor=self.actor, at=at)
+            return description, dict(metadata)
         scan = scan_server(server, text, self.context)
         if scan.verdict == "flagged":
             self.flagged.append(server)
-        trusted = self.mode == "pin" or (self.mode == "tofu" and pin is None)
+        completing = pin is not None and completes_pin(pin, text)
+        trusted = self.mode == "pin" or (self.mode == "tofu" and (pin is None or completing))
         if trusted and not scan.held:
-            how = {"pin": "approved", "tofu": "first use"}.get(self.mode, self.mode)
+            how = "upgrade" if completing else {"pin": "approved", "tofu": "first use"}.get(self.mode, "")
             put_server_pin(self.db, server, text, how=how, actor=self.actor, at=at)
             settle_server(self.db, server, self.actor, at)
             return description, dict(metadata)
-        reasons = self._reasons(pin)
+        self.withheld.append(server)
+        reasons = self._reasons(pin, completing)
         reasons += [f"scanner: {r}" for r in scan.reasons] if scan.verdict != "clean" else []
         kind = "changed" if pin is not None else ("flagged" if scan.held else "new")
         self._hold(server, text, pin, kind, reasons)
         kept = text.with_shown(pin.text if pin is not None else None)
         return kept.description, kept.metadata()
 
-    def _reasons(self, pin: ServerPin | None) -> list[str]:
+    def _reasons(self, pin: ServerPin | None, completing: bool) -> list[str]:
+        if completing:
+            return [f"its {', '.join(NEW_KEYS)} are pinned for the first time and wait for approval"]
         if pin is not None:
-            return ["the server's description or metadata changed since it was approved"]
+            return ["the server's description, instructions or metadata changed since it was approved"]
         if self.mode == "hold":
             return [f"approval is required for server text that arrives by {self.found_by}"]
         return []
@@ -198,11 +230,18 @@ def apply_approved(
     db: sqlite3.Connection, server: str, proposal: Mapping[str, Any], actor: str, at: str
 ) -> bool:
     """Write an approved proposal's shown text onto the server (its other metadata keys stay as they
-    are now) and pin it; settles the server's other pending entries. False: the server is gone."""
+    are now) and pin it; settles the server's other pending entries. False: the server has no row (gone,
+    or configured and started by the gateway before its first sync): the proposal is pinned all the
+    same, so the text the gateway saw is approved."""
     row = db.execute("SELECT metadata FROM servers WHERE name=?", (server,)).fetchone()
-    if row is None:
-        return False
     owned = frozenset(UNGATED) | frozenset(proposal.get("operator_keys") or ())
+    if row is None:
+        text = ServerText(
+            str(proposal.get("description", "")), dict(proposal.get("metadata") or {}), {}, owned
+        )
+        put_server_pin(db, server, text, how="approved", actor=actor, at=at)
+        settle_server(db, server, actor, at)
+        return False
     current = json.loads(row["metadata"])
     text = ServerText(
         str(proposal.get("description", "")),
