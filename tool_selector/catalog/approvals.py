@@ -1,4 +1,5 @@
-"""Approving and rejecting held tool definitions, and vetting what a server serves live (activation).
+"""Approving and rejecting held tool definitions, vetting what a server serves live (activation), and
+the shadowing check's reading of the configured servers' tools before and inside a write.
 
 Part of ``CatalogWriter`` (writer.py): each decision is one transaction with one audit record
 (``tool.approve`` / ``tool.reject``); a live change found at activation is one ``tool.quarantine``.
@@ -7,17 +8,18 @@ Part of ``CatalogWriter`` (writer.py): each decision is one transaction with one
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from tool_selector.catalog.admin import AuditRecord, write_audit
 from tool_selector.catalog.changes import scan_context
-from tool_selector.catalog.pins import Gate, decide, get_entry, put_pin, supersede
+from tool_selector.catalog.pins import Gate, decide, get_entry, known_tools, put_pin, supersede, unpinned
 from tool_selector.catalog.rows import insert_tool, rehash_server, update_tool_row
 from tool_selector.catalog.server_pins import apply_approved
 from tool_selector.core.errors import ConflictError, NotFoundError
 from tool_selector.core.models import CreationMethod, ToolSpec
+from tool_selector.trust.likeness import Known, ShadowCheck, server_key
 from tool_selector.trust.models import EntryState, QuarantineEntry, TrustMode, VetSummary
 
 if TYPE_CHECKING:
@@ -28,6 +30,7 @@ class Approvals:
     """The approval half of the catalog writer; see the module docstring."""
 
     _store: CatalogStore
+    _shadows: ShadowCheck | None
 
     def vet_live(
         self, server: str, tools: Sequence[ToolSpec], *, trust: TrustMode, actor: str
@@ -36,12 +39,40 @@ class Approvals:
         an approved server, or quarantined by the scanner) and what was pinned or held. The stored tools
         are not touched: the sync brings them in line."""
         at = datetime.now(UTC)
+        self._warm({server: tools}, complete=True)
         with self._store.database.transaction() as db:
             gate = Gate(
-                db, mode=trust, actor=actor, found_by="activation", at=at, context=scan_context(db, tools)
+                db,
+                mode=trust,
+                actor=actor,
+                found_by="activation",
+                at=at,
+                context=scan_context(db, tools),
+                shadows=self._shadows,
+                known=self._known(db),
             )
             held = gate.vet(server, tools, complete=True)
         return held, gate.summary
+
+    def _known(self, db: sqlite3.Connection) -> list[Known]:
+        """The configured servers' tools the shadowing check compares with (none without the check)."""
+        return known_tools(db) if self._shadows is not None else []
+
+    def _warm(self, by_server: Mapping[str, Sequence[ToolSpec]], *, complete: bool) -> None:
+        """Embed, before a write's transaction, what its shadowing check will read (the tools that differ
+        from their pins, and the configured tools), so that the transaction never waits on the model.
+        What changes meanwhile is read again inside it; this only fills the vector cache."""
+        if self._shadows is None:
+            return
+        db = self._store.database.connection
+        known = known_tools(db)
+        if not known:
+            return
+        for server, tools in by_server.items():
+            own = server_key((t.name, t.definition_hash()) for t in tools) if complete else ""
+            fresh = unpinned(db, tools)
+            if fresh:
+                self._shadows.judge(server, fresh, known, own_key=own)
 
     def approve(self, entry_id: str, *, actor: str, note: str = "") -> QuarantineEntry:
         """Pin the held definition, bring the stored tool in line with it, and settle the entry."""
