@@ -175,7 +175,7 @@ class _Cached:
         self._vectors: dict[str, np.ndarray] = {}
         if file is not None and file.is_file():
             with np.load(file) as stored:
-                self._vectors = {key: stored[key] for key in stored.files}
+                self._vectors = dict(zip((str(k) for k in stored["keys"]), stored["vectors"], strict=True))
         self._size = len(self._vectors)
 
     @staticmethod
@@ -194,7 +194,8 @@ class _Cached:
         if self.file is not None and len(self._vectors) != self._size:
             self.file.parent.mkdir(parents=True, exist_ok=True)
             part = self.file.with_suffix(".part.npz")
-            np.savez(part, **self._vectors)
+            keys = sorted(self._vectors)
+            np.savez(part, keys=np.asarray(keys), vectors=np.stack([self._vectors[k] for k in keys]))
             part.replace(self.file)
 
 
