@@ -135,7 +135,9 @@ def bench_shadowing(
     import_size: int = 1000,
 ) -> dict[str, Any]:
     with Container(settings) as container:
-        check = ShadowCheck(container.shadow_embedder, None, container.shadow_model)
+        reads = container.shadow_embedder
+        assert reads is not None  # built from settings: the relevance model
+        check = ShadowCheck(reads, None, container.shadow_model)
         figures: dict[str, Any] = {
             "model": container.shadow_model.version,
             "claim_from": container.shadow_model.claim_from,

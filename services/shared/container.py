@@ -4,7 +4,9 @@ It owns the catalog store (one connection per thread) and its writer (with the s
 shipped relevance model and the catalog's vector cache), the writer lock of the data folder, the
 embedder, the search backend (with its field boosts), the calibration, the resolver and the enrichers
 (with their Claude client).
-Tests pass a ready component instead (``embedder=``, ``backend=``, ``calibration=``, ``enrichers=``).
+Tests pass a ready component instead (``embedder=``, ``backend=``, ``calibration=``, ``enrichers=``,
+``shadow_embedder=``). The shadowing check reads the shipped relevance model's vectors: a container given
+a test double of another model as its embedder has no shadowing check by meaning unless it is given one.
 """
 
 from __future__ import annotations
@@ -73,9 +75,11 @@ class Container:
         index_dir: Path | None = None,
         db_path: Path | None = None,
         ranker: RankerModel | None = None,
+        shadow_embedder: Embeds | None = None,
     ) -> None:
         self.settings = settings
         self._embedder = embedder
+        self._shadow_embedder = shadow_embedder
         self._backend = backend
         self._calibration = calibration
         self._ranker = ranker
@@ -118,20 +122,25 @@ class Container:
     def writer(self) -> CatalogWriter:
         """The only way to change servers and tools: every change is audited in its transaction, and
         every new or changed tool is vetted, shadowing of the configured servers' tools included."""
-        return CatalogWriter(
-            self.store, shadows=ShadowCheck(self.shadow_embedder, self.store, self.shadow_model)
-        )
+        reads = self.shadow_embedder
+        shadows = None if reads is None else ShadowCheck(reads, self.store, self.shadow_model)
+        return CatalogWriter(self.store, shadows=shadows)
 
     @cached_property
     def shadow_model(self) -> ShadowModel:
         return load_shadow_model()
 
     @cached_property
-    def shadow_embedder(self) -> Embeds:
-        """The model the shadowing check reads (the shipped relevance model, whose vectors its classifier
-        was fitted on): the search's embedder when it is that model, else that model loaded on first use."""
+    def shadow_embedder(self) -> Embeds | None:
+        """The model the shadowing check reads (the shipped relevance model, on whose vectors its thresholds
+        were measured): the one given, the search's embedder when it is that model, else that model loaded
+        on first use; None when the container was given a test double of another model (no check)."""
+        if self._shadow_embedder is not None:
+            return self._shadow_embedder
         if self.embedder.model_id == self.shadow_model.model_id:
             return self.embedder
+        if self._embedder is not None:
+            return None
         threads = self.settings.embedding_threads
         return LazyEmbedder(
             lambda: relevance_embedder(threads), model_id=relevance_model_id(), dim=MiniLMEmbedder.dim
