@@ -22,8 +22,8 @@ BUDGETS = {
     "tool_selector/core": 1700,  # issue 39 added json_limits (one JSON limit for every door), disk, names
     "tool_selector/config": 1250,  # issue 39 added secrets and switched-off client entries
     "tool_selector/embedding": 560,
-    "tool_selector/catalog": 3900,  # issue 39: each choice's principal, bounds, damaged rows
-    "tool_selector/trust": 2900,
+    "tool_selector/catalog": 4200,  # issue 39: choices' principals, JSON limits, live server text, shadows
+    "tool_selector/trust": 3000,  # issue 39 added likeness (shadowing judged by the catalog's meaning)
     "tool_selector/search": 1050,
     "tool_selector/search/embedded": 1300,
     "tool_selector/search/weaviate": 950,
@@ -34,18 +34,18 @@ BUDGETS = {
     "semantic_enrichment": 2100,
     "services/shared": 1500,
     "services/resolve": 420,
-    "services/write": 2550,  # issue 39: the tools a sync leaves out, a servers file saved with its audit
+    "services/write": 2650,  # issue 39: the tools a sync leaves out, a servers file saved with its audit
     "services/api": 900,
-    "services/gateway": 1950,  # issue 32 added choices (the memory); 39 made it per principal
+    "services/gateway": 2000,  # issue 32 added choices (the memory); 39 made it per principal, the gate
     "services/gateway/catalog_query": 760,
     "routes": 1700,
-    "routes/cli": 1300,  # one module a command group; issue 31 added `init` and the lazy dispatch
+    "routes/cli": 1350,  # one module a command group; issue 31 added `init` and the lazy dispatch
     "routes/ui": 100,
     "eval/quality": 1750,  # issue 32 added replay
-    "eval/fitting": 1450,  # issue 32 added memory_fit
-    "eval/bench": 1650,
+    "eval/fitting": 1800,  # issue 32 added memory_fit, issue 39 shadow_fit
+    "eval/bench": 2400,  # issue 39 added shadowing, issue 40 the conversation and the agent's driver
     "eval/console": 800,
-    "eval/cli": 800,  # issue 31 added bench-cold-start, issue 32 replay
+    "eval/cli": 1000,  # issue 31 added bench-cold-start, issue 32 replay, issue 39 shadow-fit, bench-shadowing
     "eval/relevance": 1700,
 }
 SQL = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|CREATE TABLE|ALTER TABLE|PRAGMA)\b")

@@ -225,3 +225,59 @@ def drive_command(
 
     with mapped_errors():
         typer.echo(drive(cli_settings(), calls, workdir=workdir, servers_file=servers, beside=beside))
+
+
+_SHADOW_CATALOGS = [
+    ("msc_bench_dev", _SHARED / "msc_bench_dev"),
+    ("livemcpbench", _SHARED / "livemcpbench"),
+    ("metatool", _SHARED / "metatool"),
+    ("toolalpaca", _SHARED / "toolalpaca"),
+    ("restbench", _SHARED / "restbench"),
+    ("demo-catalog", Path("examples/demo-catalog")),
+    ("gateway-demo", Path("eval/datasets/gateway-demo")),
+    *(
+        (f"personal-setups/{name}", Path("eval/datasets/personal-setups") / name)
+        for name in (
+            "backend-dev",
+            "data-platform",
+            "grad-student",
+            "home-finance",
+            "product-manager",
+            "shop-owner",
+        )
+    ),
+]
+
+
+@lab.command("bench-shadowing")
+def bench_shadowing_command(
+    attacks: Annotated[Path, typer.Option(help="The attacks (JSON lines)")] = Path(
+        "eval/datasets/shadowing/attacks.jsonl"
+    ),
+    configured: Annotated[
+        Path, typer.Option(help="The catalog the attacks' targets are configured in")
+    ] = Path("eval/datasets/gateway-demo"),
+    catalog: Annotated[
+        list[Path] | None,
+        typer.Option(help="A real catalog folder, every server configured (repeatable; default: all)"),
+    ] = None,
+    writes: Annotated[bool, typer.Option(help="Also time a sync's write and a catalog import")] = False,
+    import_size: Annotated[int, typer.Option(help="Tools of the timed catalog import")] = 1000,
+) -> None:
+    """The shadowing check by meaning: attacks caught (rules, check, both), tools held on real catalogs
+    with every server configured, and with --writes the seconds it adds to a sync and an import."""
+    from eval.bench.shadowing import bench_shadowing
+
+    folders = [(p.name, p) for p in catalog] if catalog else _SHADOW_CATALOGS
+    with mapped_errors():
+        echo_json(
+            bench_shadowing(
+                cli_settings(),
+                attacks,
+                configured,
+                folders,
+                writes=writes,
+                other_catalog=_SHARED / "msc_bench_dev",
+                import_size=import_size,
+            )
+        )

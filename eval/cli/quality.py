@@ -256,3 +256,49 @@ def memory_fit_command(
             progress=lambda text: typer.echo(text, err=True),
         )
     echo_json(found)
+
+
+SHADOW_CATALOGS = [
+    "msc=../shared/benchmarks/msc_bench_dev",
+    "livemcp=../shared/benchmarks/livemcpbench",
+    "metatool=../shared/benchmarks/metatool",
+    "toolalpaca=../shared/benchmarks/toolalpaca",
+    "restbench=../shared/benchmarks/restbench",
+    "gateway-demo=eval/datasets/gateway-demo",
+]
+
+
+@lab.command("shadow-fit")
+def shadow_fit_command(
+    catalogs: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="NAME=PATH: real catalog folders whose sentences are the negatives (default: the six)"
+        ),
+    ] = None,
+    out: Annotated[Path, typer.Option(help="Where to write the classifier")] = Path(
+        "tool_selector/calibration/shadow-v1.json"
+    ),
+    claims: Annotated[Path, typer.Option(help="The written claims, one a line")] = Path(
+        "eval/datasets/shadowing/claims.txt"
+    ),
+) -> None:
+    """Fit the shadowing check's claim classifier and judge it leave-one-dataset-out: per catalog, fitted
+    without its sentences, the tools it would hold there with every server configured."""
+    from eval.fitting.shadow_fit import shadow_fit
+
+    pairs = []
+    for given in catalogs or SHADOW_CATALOGS:
+        name, sep, path = given.partition("=")
+        if not sep:
+            raise typer.BadParameter(f"{given!r} is not NAME=PATH.")
+        pairs.append((name, Path(path)))
+    with mapped_errors():
+        found = shadow_fit(
+            pairs,
+            out,
+            claims=claims,
+            cache=cli_settings().cache_dir / "shadow-fit" / "vectors.npz",
+            progress=lambda text: typer.echo(text, err=True),
+        )
+    echo_json(found)

@@ -1,9 +1,12 @@
 """The composition root: the one place that builds components from the settings, each lazily and once.
 
-It owns the catalog store (one connection per thread) and its writer, the writer lock of the data
-folder, the embedder, the search backend (with its field boosts), the calibration, the resolver and the
-enrichers (with their Claude client).
-Tests pass a ready component instead (``embedder=``, ``backend=``, ``calibration=``, ``enrichers=``).
+It owns the catalog store (one connection per thread) and its writer (with the shadowing check, over the
+shipped relevance model and the catalog's vector cache), the writer lock of the data folder, the
+embedder, the search backend (with its field boosts), the calibration, the resolver and the enrichers
+(with their Claude client).
+Tests pass a ready component instead (``embedder=``, ``backend=``, ``calibration=``, ``enrichers=``,
+``shadow_embedder=``). The shadowing check reads the shipped relevance model's vectors: a container given
+a test double of another model as its embedder has no shadowing check by meaning unless it is given one.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from tool_selector.embedding.embedders import (
     MiniLMEmbedder,
     model_id_of,
     relevance_embedder,
+    relevance_model_id,
 )
 from tool_selector.index.build import INDEX_LAYOUT
 from tool_selector.resolve.confidence import Calibration, load_calibration
@@ -37,6 +41,7 @@ from tool_selector.resolve.rerank.model import RankerModel, load_ranker
 from tool_selector.resolve.resolver import Resolver
 from tool_selector.search.backend import SearchBackend
 from tool_selector.search.embedded.backend import EmbeddedBackend
+from tool_selector.trust.likeness import Embeds, ShadowCheck, ShadowModel, load_shadow_model
 
 logger = logging.getLogger(__name__)
 
@@ -70,9 +75,11 @@ class Container:
         index_dir: Path | None = None,
         db_path: Path | None = None,
         ranker: RankerModel | None = None,
+        shadow_embedder: Embeds | None = None,
     ) -> None:
         self.settings = settings
         self._embedder = embedder
+        self._shadow_embedder = shadow_embedder
         self._backend = backend
         self._calibration = calibration
         self._ranker = ranker
@@ -113,8 +120,31 @@ class Container:
 
     @property
     def writer(self) -> CatalogWriter:
-        """The only way to change servers and tools: every change is audited in its transaction."""
-        return CatalogWriter(self.store)
+        """The only way to change servers and tools: every change is audited in its transaction, and
+        every new or changed tool is vetted, shadowing of the configured servers' tools included."""
+        reads = self.shadow_embedder
+        shadows = None if reads is None else ShadowCheck(reads, self.store, self.shadow_model)
+        return CatalogWriter(self.store, shadows=shadows)
+
+    @cached_property
+    def shadow_model(self) -> ShadowModel:
+        return load_shadow_model()
+
+    @cached_property
+    def shadow_embedder(self) -> Embeds | None:
+        """The model the shadowing check reads (the shipped relevance model, on whose vectors its thresholds
+        were measured): the one given, the search's embedder when it is that model, else that model loaded
+        on first use; None when the container was given a test double of another model (no check)."""
+        if self._shadow_embedder is not None:
+            return self._shadow_embedder
+        if self.embedder.model_id == self.shadow_model.model_id:
+            return self.embedder
+        if self._embedder is not None:
+            return None
+        threads = self.settings.embedding_threads
+        return LazyEmbedder(
+            lambda: relevance_embedder(threads), model_id=relevance_model_id(), dim=MiniLMEmbedder.dim
+        )
 
     def writing(self, what: str, *, wait_s: float | None = None) -> AbstractContextManager[None]:
         """Hold the data folder's writer lock (tool_selector/catalog/writelock.py) around a change of the

@@ -1,4 +1,5 @@
-"""Approving and rejecting held tool definitions, and vetting what a server serves live (activation).
+"""Approving and rejecting held tool definitions, vetting what a server serves live (activation), and
+the shadowing check's reading of the configured servers' tools before and inside a write.
 
 Part of ``CatalogWriter`` (writer.py): each decision is one transaction with one audit record
 (``tool.approve`` / ``tool.reject``); a live change found at activation is one ``tool.quarantine`` (a
@@ -8,7 +9,7 @@ tool's) or ``server.quarantine`` (the server's own text: description, instructio
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -17,12 +18,22 @@ from pydantic import ValidationError
 
 from tool_selector.catalog.admin import AuditRecord, write_audit
 from tool_selector.catalog.changes import scan_context
-from tool_selector.catalog.pins import Gate, decide, get_entry, held_tool_ids, put_pin, supersede
+from tool_selector.catalog.pins import (
+    Gate,
+    decide,
+    get_entry,
+    held_tool_ids,
+    known_tools,
+    put_pin,
+    supersede,
+    unpinned,
+)
 from tool_selector.catalog.rows import insert_tool, rehash_server, update_tool_row
 from tool_selector.catalog.server_pins import OPERATOR_KEYS, ServerGate, apply_approved
 from tool_selector.core.errors import ConflictError, InvalidInputError, NotFoundError
 from tool_selector.core.json_limits import MAX_JSON_DEPTH, withheld_fields
 from tool_selector.core.models import CreationMethod, ServerSpec, ToolSpec
+from tool_selector.trust.likeness import Known, ShadowCheck, server_key
 from tool_selector.trust.models import EntryState, QuarantineEntry, TrustMode, VetSummary
 
 if TYPE_CHECKING:
@@ -59,6 +70,7 @@ class Approvals:
     """The approval half of the catalog writer; see the module docstring."""
 
     _store: CatalogStore
+    _shadows: ShadowCheck | None
 
     def vet_live(
         self,
@@ -73,10 +85,18 @@ class Approvals:
         their pins, in one transaction (``found_by`` activation). The stored rows are not touched: the
         sync brings them in line."""
         at = datetime.now(UTC)
+        self._warm({server: tools}, complete=True)
         with self._store.database.transaction() as db:
             before = held_tool_ids(db, server)
             gate = Gate(
-                db, mode=trust, actor=actor, found_by="activation", at=at, context=scan_context(db, tools)
+                db,
+                mode=trust,
+                actor=actor,
+                found_by="activation",
+                at=at,
+                context=scan_context(db, tools),
+                shadows=self._shadows,
+                known=self._known(db),
             )
             held = gate.vet(server, tools, complete=True)
             changed = held_tool_ids(db, server) != before
@@ -87,6 +107,26 @@ class Approvals:
                 server, text.description, text.metadata, operator_keys=OPERATOR_KEYS
             )
         return LiveVet(held, gate.summary, changed, description, metadata, bool(texts.withheld))
+
+    def _known(self, db: sqlite3.Connection) -> list[Known]:
+        """The configured servers' tools the shadowing check compares with (none without the check)."""
+        return known_tools(db) if self._shadows is not None else []
+
+    def _warm(self, by_server: Mapping[str, Sequence[ToolSpec]], *, complete: bool) -> None:
+        """Embed, before a write's transaction, what its shadowing check will read (the tools that differ
+        from their pins, and the configured tools), so that the transaction never waits on the model.
+        What changes meanwhile is read again inside it; this only fills the vector cache."""
+        if self._shadows is None:
+            return
+        db = self._store.database.connection
+        known = known_tools(db)
+        if not known:
+            return
+        for server, tools in by_server.items():
+            own = server_key((t.name, t.definition_hash()) for t in tools) if complete else ""
+            fresh = unpinned(db, tools)
+            if fresh:
+                self._shadows.judge(server, fresh, known, own_key=own)
 
     def approve(self, entry_id: str, *, actor: str, note: str = "") -> QuarantineEntry:
         """Pin the held definition, bring the stored tool in line with it, and settle the entry."""

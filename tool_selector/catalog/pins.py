@@ -2,8 +2,10 @@
 
 ``Gate`` vets tool definitions inside the writer's transaction: a definition equal to its pin passes;
 one without a pin is pinned or held according to the write's ``TrustMode``; one that differs from its
-pin is held; whatever the scanner quarantines is held whatever the mode. Each new hold is one
-``tool.quarantine`` audit record; approvals and rejections (writer.py) are one record each.
+pin is held; whatever the scanner quarantines is held whatever the mode, and so is a tool that copies
+or claims the job of a tool of another configured server (``ShadowCheck``, trust/likeness.py, against
+``known_tools``: the sync's servers). Each new hold is one ``tool.quarantine`` audit record; approvals
+and rejections (writer.py) are one record each.
 
 A tool is *held* (kept out of the index, of the gateway's tool lists and of calls) while its stored
 definition has no matching pin, or while a pending entry names it (a change seen live at activation).
@@ -23,6 +25,7 @@ from tool_selector.core.json_limits import may_be_too_deep, shown_definition, wi
 from tool_selector.core.models import ToolSpec
 from tool_selector.trust.definition import changed_fields, entry_id, same_but_name
 from tool_selector.trust.findings import Finding
+from tool_selector.trust.likeness import Known, ShadowCheck, server_key
 from tool_selector.trust.models import EntryState, FoundBy, Pin, QuarantineEntry, TrustMode, VetSummary
 from tool_selector.trust.scanner import ScanContext, ScanResult, tool_findings, verdict_of
 
@@ -44,11 +47,56 @@ HELD_IN_SERVER_SQL = (
 )
 
 
+def known_tools(db: sqlite3.Connection) -> list[Known]:
+    """The tools of the configured servers (those the sync discovers), as the shadowing check compares
+    with them: all but those whose stored definition waits in the quarantine or was rejected (held text
+    is no original anyone approved). Read once per write, before its first hold."""
+    rows = db.execute(
+        "SELECT t.id, t.server, t.name, t.description, t.definition_hash FROM tools t "
+        "JOIN servers s ON s.name = t.server WHERE s.creation_method = 'discovered' ORDER BY t.server, t.name"
+    ).fetchall()
+    if not rows:
+        return []
+    held = {
+        r[0]
+        for r in db.execute(
+            "SELECT q.tool_id FROM quarantine q JOIN tools t ON t.id = q.tool_id WHERE q.subject = 'tool' "
+            "AND q.state IN ('pending', 'rejected') AND q.new_hash = t.definition_hash"
+        )
+    }
+    tools_of: dict[str, list[tuple[str, str]]] = {}
+    for row in rows:
+        tools_of.setdefault(row["server"], []).append((row["name"], row["definition_hash"]))
+    keys = {server: server_key(pairs) for server, pairs in tools_of.items()}
+    return [
+        Known(row["server"], row["name"], row["description"], keys[row["server"]])
+        for row in rows
+        if row["id"] not in held
+    ]
+
+
+def stored_key(db: sqlite3.Connection, server: str) -> str:
+    """``server_key`` of the tools stored for ``server``."""
+    rows = db.execute("SELECT name, definition_hash FROM tools WHERE server=?", (server,))
+    return server_key((r[0], r[1]) for r in rows)
+
+
 def held_tool_ids(db: sqlite3.Connection, server: str | None = None) -> set[str]:
     """The held tools of the catalog, or of one server (what a write to it needs: not every tool)."""
     if server is None:
         return {r[0] for r in db.execute(HELD_SQL)}
     return {r[0] for r in db.execute(HELD_IN_SERVER_SQL, (server, server))}
+
+
+def unpinned(db: sqlite3.Connection, tools: Sequence[ToolSpec]) -> list[ToolSpec]:
+    """The tools whose definition differs from their pin, or that have none (what a write will vet)."""
+    pinned: dict[str, str] = {}
+    for server in {t.server for t in tools}:
+        pinned.update(
+            (r[0], r[1])
+            for r in db.execute("SELECT tool_id, pin_hash FROM tool_pins WHERE server=?", (server,))
+        )
+    return [t for t in tools if pinned.get(t.id) != t.definition_hash()]
 
 
 def pins_of(db: sqlite3.Connection, server: str) -> dict[str, Pin]:
@@ -211,9 +259,12 @@ class Gate:
         found_by: FoundBy,
         at: datetime,
         context: ScanContext,
+        shadows: ShadowCheck | None = None,
+        known: Sequence[Known] = (),
     ) -> None:
         self.db, self.mode, self.actor, self.found_by, self.at = db, mode, actor, found_by, at
         self.context = context
+        self.shadows, self.known = shadows, known
         self.summary = VetSummary()
 
     def vet(self, server: str, tools: Sequence[ToolSpec], *, complete: bool) -> set[str]:
@@ -223,8 +274,17 @@ class Gate:
         first_use = not pins
         missing = [p for n, p in pins.items() if complete and n not in {t.name for t in tools}]
         held: set[str] = set()
+        own = ""  # the server's tools as one hash, for the shadowing check (a twin is not compared)
+        if self.shadows is not None and self.known:
+            own = (
+                server_key((t.name, t.definition_hash()) for t in tools)
+                if complete
+                else stored_key(self.db, server)
+            )
         scans = self._scan(
-            server, [t for t in tools if (p := pins.get(t.name)) is None or p.pin_hash != t.definition_hash()]
+            server,
+            [t for t in tools if (p := pins.get(t.name)) is None or p.pin_hash != t.definition_hash()],
+            own,
         )
         for tool in tools:
             digest = tool.definition_hash()
@@ -253,8 +313,9 @@ class Gate:
             held.add(tool.name)
         return held
 
-    def _scan(self, server: str, tools: Sequence[ToolSpec]) -> dict[str, ScanResult]:
-        """The scanner's verdict on each tool, with its rule across a server (``trust/batch.py``): a
+    def _scan(self, server: str, tools: Sequence[ToolSpec], own: str) -> dict[str, ScanResult]:
+        """The scanner's verdict on each tool, with the shadowing check against the configured servers'
+        tools (``own``: the server's ``server_key``) and the rule across a server (``trust/batch.py``): a
         server caught serving poison is not trusted with the other tools it brings in the same write."""
         findings = {
             t.name: tool_findings(
@@ -268,6 +329,9 @@ class Gate:
             )
             for t in tools
         }
+        if self.shadows is not None and self.known:
+            for name, finding in self.shadows.judge(server, tools, self.known, own_key=own).items():
+                findings[name].append(finding)
         verdicts = {name: verdict_of(found) for name, found in findings.items()}
         culprits = [name for name, verdict in verdicts.items() if verdict.held]
         for name, verdict in list(verdicts.items()):

@@ -36,6 +36,7 @@ from tool_selector.catalog.store import CatalogStore
 from tool_selector.core.errors import ConflictError, InvalidInputError
 from tool_selector.core.hashing import server_hash, sha256_of
 from tool_selector.core.models import CreationMethod, ServerRecord, ServerSpec, ToolRecord, ToolSpec
+from tool_selector.trust.likeness import ShadowCheck
 from tool_selector.trust.models import FoundBy, TrustMode, VetSummary
 
 AUDIT_NAMES_LIMIT = 100  # server names listed in one import's audit record
@@ -68,11 +69,14 @@ def _stamp() -> tuple[datetime, str]:
 class CatalogWriter(Approvals):
     """Writes servers, tools, pins and their audit records through one store's connection.
 
-    Every write of a tool definition is vetted (catalog/pins.py) under the write's ``trust`` mode;
-    approving and rejecting held definitions is in ``Approvals`` (catalog/approvals.py)."""
+    Every write of a tool definition is vetted (catalog/pins.py) under the write's ``trust`` mode, and
+    with ``shadows`` against the configured servers' tools (trust/likeness.py; the composition root
+    gives it, with the model and the catalog's vector cache); approving and rejecting held definitions
+    is in ``Approvals`` (catalog/approvals.py)."""
 
-    def __init__(self, store: CatalogStore) -> None:
+    def __init__(self, store: CatalogStore, *, shadows: ShadowCheck | None = None) -> None:
         self._store = store
+        self._shadows = shadows
 
     @contextmanager
     def batch(self) -> Iterator[None]:
@@ -148,6 +152,7 @@ class CatalogWriter(Approvals):
         names: dict[str, list[str]] = {"added": [], "changed": [], "removed": []}
         at, now = _stamp()
         owned = OPERATOR_KEYS if creation_method == CreationMethod.DISCOVERED else ()
+        self._warm(by_server, complete=True)
         with self._store.database.transaction() as db:
             before = self._store.catalog_hash()
             modes = {s.name: trust if isinstance(trust, str) else trust.get(s.name, "hold") for s in servers}
@@ -164,11 +169,18 @@ class CatalogWriter(Approvals):
                 )
                 if outcome in names:
                     names[outcome].append(server.name)
-            context, vetted = scan_context(db), VetSummary()
+            context, vetted, known = scan_context(db), VetSummary(), self._known(db)
             for server in servers:
                 mode = modes[server.name]
                 gate = Gate(
-                    db, mode=mode, actor=actor, found_by=FOUND_BY[creation_method], at=at, context=context
+                    db,
+                    mode=mode,
+                    actor=actor,
+                    found_by=FOUND_BY[creation_method],
+                    at=at,
+                    context=context,
+                    shadows=self._shadows,
+                    known=known,
                 )
                 gate.vet(server.name, by_server[server.name], complete=True)
                 vetted.add(gate.summary)
@@ -268,6 +280,7 @@ class CatalogWriter(Approvals):
     ) -> ToolRecord:
         """Insert one tool and vet its definition under ``trust``."""
         at, now = _stamp()
+        self._warm({spec.server: [spec]}, complete=False)
         with self._store.database.transaction() as db:
             self._store.get_server(spec.server)  # NotFoundError when the server is not registered
             if db.execute("SELECT 1 FROM tools WHERE id=?", (spec.id,)).fetchone() is not None:
@@ -283,7 +296,14 @@ class CatalogWriter(Approvals):
                 db, actor, "tool.create", f"tool:{spec.id}", None, after, at, method=method.value
             )
             gate = Gate(
-                db, mode=trust, actor=actor, found_by=FOUND_BY[method], at=at, context=scan_context(db)
+                db,
+                mode=trust,
+                actor=actor,
+                found_by=FOUND_BY[method],
+                at=at,
+                context=scan_context(db),
+                shadows=self._shadows,
+                known=self._known(db),
             )
             gate.vet(spec.server, [spec], complete=False)
         return after
@@ -325,7 +345,16 @@ class CatalogWriter(Approvals):
             rehash_server(db, spec.server, now, actor)
             after = self._store.get_tool(tool_id)
             self._audit_records(db, actor, "tool.update", f"tool:{tool_id}", before, after, at)
-            gate = Gate(db, mode=trust, actor=actor, found_by=found_by, at=at, context=scan_context(db))
+            gate = Gate(
+                db,
+                mode=trust,
+                actor=actor,
+                found_by=found_by,
+                at=at,
+                context=scan_context(db),
+                shadows=self._shadows,
+                known=self._known(db),
+            )
             gate.vet(spec.server, [spec], complete=False)
         return after, True
 
