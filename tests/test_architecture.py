@@ -45,7 +45,7 @@ BUDGETS = {
     "eval/fitting": 1800,  # issue 32 added memory_fit, issue 39 shadow_fit
     "eval/bench": 2400,  # issue 39 added shadowing, issue 40 the conversation and the agent's driver
     "eval/console": 800,
-    "eval/cli": 1000,  # issue 31 added bench-cold-start, issue 32 replay, issue 39 shadow-fit, bench-shadowing
+    "eval/cli": 1000,  # issue 31 bench-cold-start, 32 replay, 39 shadow-fit and bench-shadowing, 40 drive
     "eval/relevance": 1700,
 }
 SQL = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|CREATE TABLE|ALTER TABLE|PRAGMA)\b")
