@@ -18,35 +18,45 @@ import hashlib
 import json
 import logging
 import re
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import anyio
 from mcp import types
 
-from services.gateway.access import lacks_call, may_call, require_call
+from services.gateway.access import may_call, require_call
+from services.gateway.answer import (
+    Facts,
+    Filled,
+    GatewayAnswer,
+    NextCall,
+    Started,
+    power_answer,
+    resolve_answer,
+)
 from services.gateway.catalog_query.view import CatalogView
 from services.gateway.choices import LOCAL, ChoiceMemory
 from services.gateway.hints import HintTracker, Suggestion
 from services.gateway.powers import Activation, ChangeReason, Power, PowerManager
-from services.gateway.runnable import catalog_only, mark_runnable, not_runnable_note
+from services.gateway.runnable import mark_runnable
+from services.gateway.sessions import SessionViews
 from services.resolve.live import LiveResolver
-from services.resolve.steps import best_powers
 from services.shared.container import Container
 from services.write.quarantine import LiveCheck, refresh_after_vet, refuse_held, vet_live_server
 from tool_selector.config.servers import ServerConfig, load_servers
 from tool_selector.core.errors import InvalidInputError, NotFoundError
-from tool_selector.core.models import Decision, GatewaySessionStats, StepMatch, ToolSummary
+from tool_selector.core.models import Decision, GatewaySessionStats
 from tool_selector.core.names import MAX_NAME_CHARS, shown_name
+from tool_selector.route import messages
+from tool_selector.route.arguments import fill_arguments
 from tool_selector.trust.limits import cut
 from tool_selector.trust.shown import server_instructions
 
 logger = logging.getLogger(__name__)
 
 MAX_TOOL_NAME = 64  # what Claude's API accepts for a tool name: ^[a-zA-Z0-9_-]{1,64}$
-SUMMARY_CHARS = 240  # a power's description in a list of candidates; activate_power shows it all
-STEERING_CHARS = 2000  # a server's approved instructions, as steering
+STEERING_CHARS = 300  # the operator's steering or a server's approved instructions, once per session
 RESOLVE_THREADS = 4  # resolve_intent calls running at once; their query embeddings share model calls
 REINDEX_WAIT_S = 0.5  # each wait for the writer lock of a refresh left for after another write
 
@@ -67,21 +77,6 @@ def steering(power: Power) -> str:
     approved instructions (capped, withheld when the scanner says so), else nothing; never the text of
     the live session (services/write/quarantine.py: LiveCheck)."""
     return power.config.steering or cut(server_instructions(power.instructions), STEERING_CHARS)
-
-
-def tool_json(power: str, tool: ToolSummary | types.Tool) -> dict[str, Any]:
-    """A tool as an answer shows it: its approved description (cut) and input schema, and its call_as
-    name; a power's tools are the approved fields only (``Power.tools``), never the live title or _meta."""
-    if isinstance(tool, types.Tool):
-        description, schema = tool.description or "", dict(tool.input_schema)
-    else:
-        description, schema = tool.description, tool.input_schema
-    return {
-        "name": tool.name,
-        "description": cut(description),  # at most limits.DESCRIPTION_CHARS, whatever the upstream sent
-        "input_schema": schema,
-        "call_as": namespaced(power, tool.name),
-    }
 
 
 @dataclass(frozen=True)
@@ -122,6 +117,7 @@ class GatewayService:
         # resolves of concurrent callers (an HTTP gateway) overlap; their query embeddings are batched
         self._resolving = anyio.CapacityLimiter(RESOLVE_THREADS)
         self._view: tuple[int, CatalogView] | None = None  # the live resolver's generation it was read at
+        self.sessions = SessionViews()
         self._reindex_pending = False  # an activation's holds wait for a write under way to end
         self.powers = PowerManager(
             configs or (lambda: load_servers(settings.servers_path).mcpServers),
@@ -190,13 +186,25 @@ class GatewayService:
 
     # -- the tool list -------------------------------------------------------------------------------
 
-    def proxied_tools(self) -> dict[str, tuple[Power, types.Tool]]:
-        """Every active power's tools under their namespaced names."""
+    def proxied_tools(self, session: str | None = None) -> dict[str, tuple[Power, types.Tool]]:
+        """The active powers' tools under their namespaced names: every one (``session`` None), or those in
+        the session's tool list (the tools its requests matched or it called)."""
+        listed = None if session is None else self.sessions.listed(session)
         found: dict[str, tuple[Power, types.Tool]] = {}
         for power in self.powers.active():
             for tool in power.tools:
-                found.setdefault(namespaced(power.name, tool.name), (power, tool))
+                if listed is None or (power.name, tool.name) in listed:
+                    found.setdefault(namespaced(power.name, tool.name), (power, tool))
         return found
+
+    async def _list(self, session: str, power: str, tools: Collection[str]) -> None:
+        """Add ``tools`` of ``power`` to the session's tool list; tell the clients when it grew."""
+        view = self.sessions.get(session)
+        new = {(power, t) for t in tools} - view.listed
+        if new:
+            view.listed |= new
+            if self.on_tools_changed is not None:
+                await self.on_tools_changed()
 
     # -- resolve_intent ------------------------------------------------------------------------------
 
@@ -221,71 +229,69 @@ class GatewayService:
             return decision
         return remembered
 
-    async def resolve_intent(self, caller: Caller, query: str) -> dict[str, Any]:
+    async def resolve_intent(self, caller: Caller, query: Any, request: Any = None) -> dict[str, Any]:
+        """``query``: the capability needed, in the agent's words; ``request``: the user's own words, read for
+        the arguments of the next call (the query's own arguments otherwise)."""
+        query = _text(query, "query", 'resolve_intent(query="convert a time between two time zones")')
+        words = _text(request, "request", "") if request is not None else query
         decision = await anyio.to_thread.run_sync(self._decide, caller, query, limiter=self._resolving)
-        steps = decision.parts or []  # a multi-step request: one power per step
-        answer = decision_json(decision)
+        view = self.sessions.get(caller.session_id)
         runnable = self.powers.configured()
-        mark_runnable(answer, runnable)
-        suggestions: list[Suggestion] = []
-        browse = Suggestion("catalog_query", "to browse", {"query_type": "servers"})
-        if decision.status == "activated" and decision.power is not None and decision.power not in runnable:
-            catalog_only(answer, decision.power, decision.confidence)  # never started: not configured here
-            suggestions.append(browse)
-        elif decision.status == "activated" and decision.power is not None and not may_call(caller.scopes):
-            lacks_call(answer, decision.power, decision.confidence)  # the key may not start anything
-            suggestions.append(browse)
-        elif decision.status == "activated" and decision.power is not None:
+        started: Started | None = None
+        error: str | None = None
+        power = decision.power if decision.status == "activated" else None
+        if power is not None and power in runnable and may_call(caller.scopes):
             try:
-                activation = await self.powers.activate(decision.power)
+                started = self._started(await self.powers.activate(power), view)
             except Exception as exc:  # the match stands; the agent learns why the power is not ready
-                answer["ready"] = False
-                answer["message"] = (
-                    f"'{decision.power}' is the right power ({decision.confidence:.0%} sure) but it could "
-                    f"not be started: {exc} Retry with activate_power('{decision.power}'), or tell the user."
-                )
-                suggestions.append(Suggestion("activate_power", "retry the start", {"name": decision.power}))
-            else:
-                answer.update(self._activation_json(activation))
-                suggestions += _call_suggestions(activation.power)
-                suggestions += _step_suggestions(steps, runnable, started=decision.power)
-        elif decision.status == "multiple_matches":
-            suggestions += _step_suggestions(steps, runnable)
-            offered = {s.arguments.get("name") for s in suggestions}
-            for match in decision.matches or []:
-                if match.power in runnable and match.power not in offered:
-                    suggestions.append(
-                        Suggestion("activate_power", f"if {match.power} fits", {"name": match.power})
-                    )
-        elif decision.status == "weak_matches":
-            suggestions.append(Suggestion("resolve_intent", "after the user clarifies", {"query": "..."}))
-        if decision.status in ("multiple_matches", "weak_matches") or steps:
-            shown = [m.power for m in decision.matches or []] + best_powers(steps)
-            idle = [p for p in dict.fromkeys(shown) if p not in runnable and p != decision.power]
-            answer["message"] += not_runnable_note(idle) if idle else ""
-        if not suggestions or decision.status == "weak_matches":
-            suggestions.append(browse)
-        answer["suggested_next_actions"] = self.hints.offer(caller.session_id, suggestions)
-        return answer
+                error = str(exc)
+        facts = Facts(
+            runnable,
+            may_call(caller.scopes),
+            started,
+            error,
+            set(view.seen),
+            filler(words),
+            _blurbs(runnable),
+        )
+        answer = resolve_answer(decision, facts)
+        view.words = words
+        view.named = {m.power: list(m.tools) for m in decision.matches or []}
+        if power is not None:
+            view.named[power] = [t.name for t in decision.tools or []]
+        await self._read(caller, answer)
+        return self._offer(caller, answer)
+
+    def _started(self, activation: Activation, view: Any) -> Started:
+        """A running power as the answer shows it; its steering only the first time the session meets it."""
+        power = activation.power
+        shown = steering(power) if power.name not in view.steering else ""
+        view.steering.add(power.name)
+        return Started(
+            name=power.name,
+            tools=power.tools,
+            already=activation.already_active,
+            evicted=activation.evicted,
+            steering=shown,
+            held=power.held,
+            instructions_held=bool(power.note),
+        )
+
+    async def _read(self, caller: Caller, answer: GatewayAnswer) -> None:
+        """What the agent now holds: the tool lines it read, and those tools in its tool list."""
+        if answer.power is None or not answer.shown:
+            return
+        view = self.sessions.get(caller.session_id)
+        view.seen |= {f"{answer.power}::{t}" for t in answer.shown}
+        if self.powers.get(answer.power) is not None:
+            await self._list(caller.session_id, answer.power, answer.shown)
+
+    def _offer(self, caller: Caller, answer: GatewayAnswer) -> dict[str, Any]:
+        """The answer as the agent reads it; its next calls recorded as the hints the session was given."""
+        self.hints.offer(caller.session_id, [_suggestion(n) for n in answer.next])
+        return answer.as_json()
 
     # -- activate / deactivate -----------------------------------------------------------------------
-
-    def _activation_json(self, activation: Activation) -> dict[str, Any]:
-        power = activation.power
-        answer: dict[str, Any] = {
-            "power": power.name,
-            "ready": True,
-            "already_active": activation.already_active,
-            "tools": [tool_json(power.name, t) for t in power.tools],
-            "steering": steering(power),
-        }
-        if power.note:
-            answer["instructions_held"] = power.note  # the live instructions wait: never shown
-        if power.held:
-            answer["held_tools"] = power.held  # held in quarantine: named, never shown or callable
-        if activation.evicted:
-            answer["stopped_to_make_room"] = activation.evicted
-        return answer
 
     async def activate_power(self, caller: Caller, name: str) -> dict[str, Any]:
         name = _required(name, "name", "activate_power(name='git')")
@@ -293,18 +299,12 @@ class GatewayService:
         prerequisite = self.hints.prerequisite(caller.session_id, "activate_power")
         activation = await self.powers.activate(name)
         self.memory.on_activate(caller.session_id, name, principal=caller.principal)
-        answer = {"status": "activated", **self._activation_json(activation)}
-        answer["message"] = (
-            f"'{name}' is {'already ' if activation.already_active else ''}running with "
-            f"{len(activation.power.tools)} tools. Call them by their call_as name, or through "
-            f"call_tool(power='{name}', tool=..., arguments=...)."
-        )
-        if prerequisite is not None:
-            answer["hint"] = prerequisite
-        answer["suggested_next_actions"] = self.hints.offer(
-            caller.session_id, _call_suggestions(activation.power)
-        )
-        return answer
+        view = self.sessions.get(caller.session_id)
+        started = self._started(activation, view)
+        facts = Facts(self.powers.configured(), True, started, seen=set(view.seen), fill=filler(view.words))
+        answer = power_answer(started, view.named.get(name, []), facts, prerequisite)
+        await self._read(caller, answer)
+        return self._offer(caller, answer)
 
     async def deactivate_power(self, caller: Caller, name: str) -> dict[str, Any]:
         name = _required(name, "name", "deactivate_power(name='git')")
@@ -313,13 +313,13 @@ class GatewayService:
         await anyio.to_thread.run_sync(
             lambda: self.memory.on_deactivate(caller.session_id, name, principal=caller.principal)
         )
-        suggestions = [Suggestion("resolve_intent", "for the next request", {"query": "..."})]
-        return {
-            "status": "deactivated" if stopped else "not_active",
-            "power": name,
-            "message": f"'{name}' {'was stopped' if stopped else 'was not running'}; its tools are gone.",
-            "suggested_next_actions": self.hints.offer(caller.session_id, suggestions),
-        }
+        answer = GatewayAnswer(
+            status="deactivated" if stopped else "not_active",
+            power=name,
+            message=messages.stopped(name, stopped),
+            next=[NextCall(tool="resolve_intent", arguments={"query": "..."}, why="for the next request")],
+        )
+        return self._offer(caller, answer)
 
     # -- calls ---------------------------------------------------------------------------------------
 
@@ -348,6 +348,7 @@ class GatewayService:
             )
         result = await self.powers.call(power_name, tool, dict(arguments or {}))
         await self._called(caller, power_name, tool, result)
+        await self._list(caller.session_id, power_name, [tool])  # a tool it needed: listed from now on
         return result
 
     async def _called(self, caller: Caller, power: str, tool: str, result: types.CallToolResult) -> None:
@@ -410,7 +411,7 @@ class GatewayService:
         if isinstance(server, str) and server in powers and server in runnable:
             suggestions.append(Suggestion("activate_power", f"to use {server}", {"name": server}))
         suggestions.append(Suggestion("resolve_intent", "to let the gateway pick", {"query": "..."}))
-        answer["suggested_next_actions"] = self.hints.offer(caller.session_id, suggestions)
+        answer["next"] = self.hints.offer(caller.session_id, suggestions)
         return answer
 
 
@@ -433,43 +434,35 @@ def render_answer(answer: dict[str, Any]) -> str:
     return json.dumps(answer, ensure_ascii=False)
 
 
-def decision_json(decision: Decision) -> dict[str, Any]:
-    """A decision as resolve_intent answers it (its ``parts`` only for a multi-step request)."""
-    answer = decision.model_dump(mode="json", exclude_none=True)
-    for key in ("matches", "available_powers"):
-        for summary in answer.get(key, []):
-            text = summary.get("description", "")
-            if len(text) > SUMMARY_CHARS:
-                summary["description"] = text[: SUMMARY_CHARS - 1].rsplit(" ", 1)[0] + "…"
-    answer["confidence"] = round(decision.confidence, 4)
-    if decision.power is not None and decision.tools is not None:
-        answer["tools"] = [tool_json(decision.power, t) for t in decision.tools]
-    return answer
-
-
-def _step_suggestions(
-    steps: Sequence[StepMatch], runnable: Collection[str], *, started: str | None = None
-) -> list[Suggestion]:
-    """activate_power for each step's best power this gateway can run, in step order (not the one
-    already ``started``)."""
-    found: dict[str, Suggestion] = {}
-    for i, step in enumerate(steps, start=1):
-        best = step.powers[0] if step.powers else None
-        if best is not None and best in runnable and best != started and best not in found:
-            found[best] = Suggestion("activate_power", f"for step {i}", {"name": best})
-    return list(found.values())
-
-
-def _call_suggestions(power: Power) -> list[Suggestion]:
-    names = [t.name for t in power.tools[:3]]
-    accepts = frozenset(namespaced(power.name, t.name) for t in power.tools)
-    return [
-        Suggestion(
-            "call_tool",
-            f"run one of {power.name}'s tools (or call it as {namespaced(power.name, names[0])})"
-            if names
-            else f"{power.name} listed no tools",
-            {"power": power.name, "tool": names[0] if names else "", "arguments": {}},
-            accepts=accepts,
+def _text(value: Any, field: str, example: str) -> str:
+    """A request's text: a non-empty string (cut to the resolver's input limit by the resolver)."""
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInputError(
+            f"'{field}' must be a non-empty string.", hint=f"Call it like {example}." if example else ""
         )
-    ]
+    return value.strip()
+
+
+def filler(words: str) -> Callable[[types.Tool], Filled]:
+    """The arguments ``words`` give for a tool's parameters, and its required ones they do not give."""
+
+    def fill(tool: types.Tool) -> Filled:
+        found = fill_arguments(words, dict(tool.input_schema))
+        return Filled(arguments=dict(found.arguments), missing=list(found.missing))
+
+    return fill
+
+
+def _blurbs(configs: Mapping[str, ServerConfig]) -> dict[str, str]:
+    """The operator's line for each configured power (its steering in servers.json): what a candidate
+    says it does, before the server's own description."""
+    return {name: config.steering for name, config in configs.items() if config.steering}
+
+
+def _suggestion(call: NextCall) -> Suggestion:
+    """A next call as the hint tracker follows it (a proxied tool's own name counts as its call_tool)."""
+    args = call.arguments
+    accepts: frozenset[str] = frozenset()
+    if call.tool == "call_tool" and isinstance(args.get("power"), str) and isinstance(args.get("tool"), str):
+        accepts = frozenset({namespaced(args["power"], args["tool"])})
+    return Suggestion(call.tool, call.why or "", dict(args), accepts=accepts)

@@ -109,7 +109,7 @@ async def resolve_intent(setup: GatewaySetup, query: str = REQUEST) -> dict[str,
 
 
 def suggested(answered: dict[str, Any]) -> list[tuple[str, Any, str]]:
-    return [(s["tool"], s["arguments"].get("name"), s["why"]) for s in answered["suggested_next_actions"]]
+    return [(s["tool"], s["arguments"].get("name"), s.get("why")) for s in answered["next"]]
 
 
 async def test_a_multi_step_request_lists_each_steps_powers_and_suggests_activating_one_per_step(
@@ -139,9 +139,9 @@ async def test_an_activated_multi_step_request_starts_the_first_power_and_sugges
 ) -> None:
     given(monkeypatch, "activated", two_steps())
     answered = await resolve_intent(steps)
-    assert (answered["status"], answered["power"], answered["ready"]) == ("activated", "weather", True)
+    assert (answered["status"], answered["power"], answered.get("ready")) == ("activated", "weather", None)
     assert [p["powers"][0] for p in answered["parts"]] == ["weather", "station"]
-    assert answered["message"].startswith("Activated 'weather'")
+    assert answered["message"].startswith("'weather' is ready")
     assert "step 2: 'station'" in answered["message"]
     offered = suggested(answered)
     assert offered[0][0] == "call_tool"
@@ -238,4 +238,4 @@ async def test_a_real_two_step_request_through_a_real_serve_process_names_each_s
     assert steps is not None and len(steps) == 2, answered
     assert [step["powers"][0] for step in steps] == ["time", "fetch"]
     assert "step 1: 'time'; step 2: 'fetch'" in answered["message"]
-    assert "activate_power" not in [s["tool"] for s in answered["suggested_next_actions"]]
+    assert "activate_power" not in [s["tool"] for s in answered["next"]]

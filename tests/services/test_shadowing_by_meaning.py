@@ -26,6 +26,7 @@ from services.shared.indexing import refresh_index
 from services.write.catalog import import_catalog_dir
 from services.write.quarantine import list_entries
 from services.write.sync import run_sync
+from tests.support.gateway_helpers import named
 from tests.support.paths import GATEWAY_DEMO
 from tests.support.upstreams import ServerScript
 from tool_selector.config.servers import ServerConfig, ServersFile, save_servers
@@ -174,7 +175,7 @@ def test_a_tool_copying_fetch_that_appears_at_activation_is_held_naming_fetch(
                 return await gateway.activate_power(Caller("s1"), "notes")
 
         answer = anyio.run(activate)
-        assert [t["name"] for t in answer["tools"]] == ["list_notes"] and "open_url" in answer["held_tools"]
+        assert named(answer["tools"]) == ["list_notes"] and "open_url" in answer["held_tools"]
         (entry,) = list_entries(container)
         assert entry.found_by == "activation" and entry.tool_id == "notes::open_url"
         assert "scanner: shadowing: copies the description of tool 'fetch' of configured server 'fetch'" in (

@@ -9,8 +9,14 @@ import pytest
 from typer.testing import CliRunner
 
 from routes.cli import app
-from services.gateway.service import decision_json, render_answer
-from services.gateway.tokens import account_tokens, all_tools_tokens, gateway_definitions_tokens, read_queries
+from services.gateway.service import render_answer
+from services.gateway.tokens import (
+    account_tokens,
+    all_tools_tokens,
+    first_answer,
+    gateway_definitions_tokens,
+    read_queries,
+)
 from services.resolve.resolving import ResolveService
 from services.shared.container import Container
 from tool_selector.core.tokens import count_tokens
@@ -23,7 +29,7 @@ def test_the_vendored_claude_tokenizer_gives_the_counts_of_its_own_published_tes
     assert count_tokens("<EOT>") == 1
 
 
-def test_each_line_counts_the_definitions_the_call_the_answer_and_an_activated_powers_tools(
+def test_each_line_counts_the_definitions_the_call_the_answer_and_the_tools_an_activation_lists(
     demo_container: Container,
 ) -> None:
     resolver = ResolveService(demo_container)
@@ -34,9 +40,11 @@ def test_each_line_counts_the_definitions_the_call_the_answer_and_an_activated_p
     for query, line in zip(queries, report.lines, strict=True):
         decision = resolver.decide(query)
         call = json.dumps({"name": "resolve_intent", "arguments": {"query": query}}, ensure_ascii=False)
-        expected = own + count_tokens(call) + count_tokens(render_answer(decision_json(decision)))
+        answer = first_answer(resolver, decision, query)
+        expected = own + count_tokens(call) + count_tokens(render_answer(answer.as_json()))
         if decision.status == "activated":
-            assert line.gateway_tokens > expected  # the power's tool definitions come on top
+            assert answer.shown  # the tools the answer names are listed: their definitions come on top
+            assert line.gateway_tokens > expected
         else:
             assert line.gateway_tokens == expected
         assert line.saved == pytest.approx(1 - line.gateway_tokens / report.all_tools_tokens, abs=1e-4)

@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from services.gateway.service import decision_json, render_answer
+from services.gateway.service import render_answer
 from services.gateway.tokens import (
     account_tokens,
+    first_answer,
     gateway_definitions_tokens,
     power_definitions,
 )
@@ -29,7 +30,7 @@ HASHING = HashingEmbedder(dim=384)  # the packaged calibration reads 384-dimensi
 REQUEST = "get the current time in Tokyo and then fetch the page https://example.com"
 
 
-def test_an_activated_multi_step_request_counts_its_parts_and_each_steps_power_tools(
+def test_an_activated_multi_step_request_counts_its_parts_and_lists_only_the_started_powers_named_tools(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     settings = Settings(data_dir=tmp_path / "unused", cache_dir=tmp_path / "cache")
@@ -52,9 +53,10 @@ def test_an_activated_multi_step_request_counts_its_parts_and_each_steps_power_t
         (line,) = account_tokens(resolver, [REQUEST]).lines
         decision = resolver.decide(REQUEST)
     assert (line.status, line.power) == ("activated", "time")
-    answer = render_answer(decision_json(decision))
-    assert '"parts"' in answer
+    shown = first_answer(resolver, decision, REQUEST)
+    answer = render_answer(shown.as_json())
+    assert '"parts"' in answer and '"activate_power", "arguments": {"name": "fetch"}' in answer
     call = json.dumps({"name": "resolve_intent", "arguments": {"query": REQUEST}}, ensure_ascii=False)
-    both = power_definitions(resolver.powers["time"]) + power_definitions(resolver.powers["fetch"])
+    listed = power_definitions(resolver.powers["time"], shown.shown)  # fetch is listed once activated
     expected = gateway_definitions_tokens() + count_tokens(call) + count_tokens(answer)
-    assert line.gateway_tokens == expected + count_tokens(json.dumps({"tools": both}, ensure_ascii=False))
+    assert line.gateway_tokens == expected + count_tokens(json.dumps({"tools": listed}, ensure_ascii=False))

@@ -124,11 +124,12 @@ def route(resolution: Resolution, powers: Mapping[str, PowerInfo], thresholds: T
         matched = [n for n in dict.fromkeys(tool_of(t) for t in top.tools) if n in own]  # best first
         ordered = matched + [n for n in own if n not in matched]
         names = ", ".join(ordered[:4]) + (", ..." if len(ordered) > 4 else "")
+        by_name = {t.name: t for t in info.tools}
         return Decision(
             status="activated",
             power=info.name,
             match_type=top.match_type,
-            tools=info.tools,
+            tools=[by_name[n] for n in ordered],  # best match first
             message=(
                 f"Activated '{info.name}' ({resolution.confidence:.0%} sure): call the one of its tools "
                 f"({names}) that does the request."

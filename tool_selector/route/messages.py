@@ -1,0 +1,120 @@
+"""Every sentence of an answer an agent reads, written in one place (a model reads them: short, exact,
+the next call).
+
+The route stage's tier messages (tool_selector/route/tiers.py) and the gateway's answers
+(services/gateway/answer.py) take their sentences from here; error texts have their own table
+(routes/errors.py). A sentence names powers and tools only, never a server's own text (which may carry
+injected instructions): server text stays in the answer's fields, one approved line at most.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+ADD_IT = (
+    "Tell the user; the operator can add it to this gateway's servers configuration "
+    "(`tool-selector servers add NAME ...`, or `servers enable NAME` if it is there but switched off)."
+)
+NEEDS_CALL = (
+    "Tell the user that running tools needs an API key with the 'call' scope (role editor or admin: "
+    "`tool-selector keys create NAME --role editor`), made by the gateway's operator; until then, "
+    "resolve_intent and catalog_query still answer."
+)
+
+
+def sure(confidence: float) -> str:
+    return f"{confidence:.0%} sure"
+
+
+def _names(names: Sequence[str]) -> str:
+    return ", ".join(names)
+
+
+def ask_first(missing: Sequence[str]) -> str:
+    """What the agent asks the user before the call: the required values the request did not give."""
+    if not missing:
+        return ""
+    return f" Ask the user for {_names(missing)} first; do not guess {'it' if len(missing) == 1 else 'them'}."
+
+
+def activated(
+    power: str,
+    confidence: float,
+    tool: str | None,
+    missing: Sequence[str],
+    more: int,
+    *,
+    remembered: bool = False,
+) -> str:
+    """A power resolve_intent started for the request (``remembered``: a choice of this principal before)."""
+    if tool is None:
+        return f"'{power}' is ready ({sure(confidence)}) but lists no tools the request fits."
+    why = f"a request like this was served by its tool {tool} before" if remembered else sure(confidence)
+    others = (
+        f" Its {more} other tool{'s' if more > 1 else ''}: catalog_query or call_tool." if more > 0 else ""
+    )
+    return f"'{power}' is ready ({why}): call {tool}.{ask_first(missing)}{others}"
+
+
+def already_active(power: str, tool: str | None, missing: Sequence[str], *, remembered: bool = False) -> str:
+    if tool is None:
+        return f"'{power}' is already active."
+    before = f" (a request like this was served by its tool {tool} before)" if remembered else ""
+    return f"'{power}' is already active{before}: call {tool}.{ask_first(missing)}"
+
+
+def start_failed(power: str, confidence: float, error: str) -> str:
+    return (
+        f"'{power}' is the right power ({sure(confidence)}) but it could not be started: {error} "
+        f"Retry with activate_power('{power}'), or tell the user."
+    )
+
+
+def catalog_only(power: str, confidence: float) -> str:
+    return (
+        f"'{power}' fits this request ({sure(confidence)}), but it is only in the catalog: it is not "
+        f"configured on this gateway, so it cannot be started or called here. {ADD_IT}"
+    )
+
+
+def lacks_call(power: str, confidence: float) -> str:
+    return (
+        f"'{power}' is the right power ({sure(confidence)}), but it was not started: this API key lacks the "
+        f"'call' scope, which starting a power and calling its tools need. {NEEDS_CALL}"
+    )
+
+
+def not_runnable(names: Sequence[str]) -> str:
+    """What a list of candidates adds when some of them cannot run here."""
+    listed = ", ".join(f"'{n}'" for n in names)
+    return (
+        f" {listed} {'is' if len(names) == 1 else 'are'} only in the catalog (runnable: false), not "
+        "configured on this gateway: do not activate them; if one of them is what the user needs, say so."
+    )
+
+
+def power_started(power: str, already: bool, tools: int, shown: int) -> str:
+    """activate_power's answer."""
+    state = "already running" if already else "running"
+    if tools == 0:
+        return f"'{power}' is {state} and lists no tools."
+    rest = (
+        f" The {tools - shown} others: catalog_query(query_type='tools', filters={{'server': '{power}'}})."
+        if tools > shown
+        else ""
+    )
+    return (
+        f"'{power}' is {state} with {tools} tools; call them with "
+        f"call_tool(power='{power}', tool, arguments).{rest}"
+    )
+
+
+def stopped(power: str, was_running: bool) -> str:
+    return f"'{power}' {'was stopped' if was_running else 'was not running'}; its tools are gone."
+
+
+def instructions_held() -> str:
+    return (
+        "The server's instructions changed since they were approved and wait for an operator's approval, so "
+        "they are not shown."
+    )
