@@ -23,11 +23,11 @@ from pydantic import BaseModel
 
 from services.gateway.service import decision_json, namespaced, render_answer
 from services.gateway.tools import gateway_tools
-from services.resolve.resolving import ResolveService
-from services.resolve.steps import best_powers
+from services.resolve.read_path import ReadPath
 from tool_selector.core.errors import CatalogFileError
 from tool_selector.core.files import DEFAULT_MAX_FILE_BYTES, read_text_limited
 from tool_selector.core.tokens import TOKENIZER_NAME, count_tokens
+from tool_selector.route.steps import best_powers
 from tool_selector.route.tiers import PowerInfo
 
 
@@ -115,13 +115,13 @@ def read_queries(path: Path, *, limit_bytes: int = DEFAULT_MAX_FILE_BYTES) -> li
     return queries
 
 
-def account_tokens(resolver: ResolveService, queries: Sequence[str]) -> TokenReport:
-    powers = resolver.powers
+def account_tokens(read_path: ReadPath, queries: Sequence[str]) -> TokenReport:
+    powers = read_path.snapshot().powers
     baseline = all_tools_tokens(powers)
     own = gateway_definitions_tokens()
     lines = []
     for query in queries:
-        decision = resolver.decide(query)
+        decision = read_path.decide(query).decision
         steps = decision.parts or []
         call = json.dumps({"name": "resolve_intent", "arguments": {"query": query}}, ensure_ascii=False)
         answer = render_answer(decision_json(decision))
