@@ -79,7 +79,8 @@ class ReadPath:
         self._built_for: int | None = None  # the mark the snapshot was built for (None: look again)
         self._checked_at = -math.inf
         self._lock = threading.Lock()
-        self._answers: OrderedDict[_Key, Answer] = OrderedDict()
+        # each answer with the snapshot it was made with, so that a revision reads that directory
+        self._answers: OrderedDict[_Key, tuple[IndexSnapshot, Answer]] = OrderedDict()
         self._answers_lock = threading.Lock()
         self.generation = 0  # grows with each new snapshot; views derived from the catalog follow it
 
@@ -170,13 +171,15 @@ class ReadPath:
         ``request``: the user's own words beside the agent's query, for the resolver to read."""
         snapshot = self.snapshot()
         key: _Key = (query, request, mode, limit)
-        answer = self._remembered(key) if self._cache_size else None
-        if answer is None:
+        found = self._remembered(key) if self._cache_size else None
+        if found is not None:
+            snapshot, answer = found
+        else:
             answer = self._answer(snapshot, query, mode=mode, limit=limit, request=request)
             if self._cache_size:
                 with self._answers_lock:
                     if snapshot is self._snapshot:  # not computed against an index replaced meanwhile
-                        self._answers[key] = answer
+                        self._answers[key] = (snapshot, answer)
                         while len(self._answers) > self._cache_size:
                             self._answers.popitem(last=False)
         if revise is None:
@@ -203,9 +206,10 @@ class ReadPath:
         then goes through ``decide`` in a worker thread, which looks)."""
         if self._snapshot is None or time.monotonic() - self._checked_at >= self._check_s:
             return None
-        return self._remembered((query, request, mode, limit))
+        found = self._remembered((query, request, mode, limit))
+        return None if found is None else found[1]
 
-    def _remembered(self, key: _Key) -> Answer | None:
+    def _remembered(self, key: _Key) -> tuple[IndexSnapshot, Answer] | None:
         with self._answers_lock:
             found = self._answers.get(key)
             if found is not None:
