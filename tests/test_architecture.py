@@ -30,10 +30,10 @@ BUDGETS = {
     "tool_selector/index": 700,
     "tool_selector/resolve": 1500,
     "tool_selector/resolve/rerank": 350,
-    "tool_selector/route": 450,  # issue 32 added remembered (the memory in the decision); 39 its blocks
+    "tool_selector/route": 530,  # 32 added remembered (the memory in the decision), 39 its blocks, 40 steps
     "semantic_enrichment": 2100,
     "services/shared": 1500,
-    "services/resolve": 420,
+    "services/resolve": 340,  # issue 40 moved the steps of a multi-step request to the route stage
     "services/write": 2650,  # issue 39: the tools a sync leaves out, a servers file saved with its audit
     "services/api": 900,
     "services/gateway": 2000,  # issue 32 added choices (the memory); 39 made it per principal, the gate

@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from eval.quality.dataset import catalog_size, check_dataset_dir, load_queries, query_texts
 from eval.quality.ranking import server_recall_at_k, top_server_fills_a_slot
 from eval.quality.workspace import open_workspace
-from services.resolve.resolving import ResolveService
+from services.resolve.read_path import ReadPath
 from tool_selector.config.settings import Settings
 from tool_selector.core.errors import CalibrationError
 from tool_selector.embedding.embedders import Embedder
@@ -94,10 +94,10 @@ def collect_examples(
     )
     resolutions = {}
     with container:
-        service = ResolveService(container)
+        read_path = ReadPath.fixed(container)
         items = query_texts(queries.values())
         for done, (query_id, text) in enumerate(items, start=1):
-            resolutions[query_id] = service.resolve(text)
+            resolutions[query_id] = read_path.decide(text).resolution
             if progress is not None:
                 progress(f"{dataset}/{folder.name}", done, len(items))
     examples = []

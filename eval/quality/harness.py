@@ -23,7 +23,7 @@ from eval.quality.dataset import (
 from eval.quality.metrics import EvalReport, Prediction, ServerScore, ToolScore, evaluate
 from eval.quality.report import write_report_files
 from eval.quality.workspace import open_workspace
-from services.resolve.resolving import ResolveService
+from services.resolve.read_path import ReadPath
 from tool_selector.config.settings import Settings
 from tool_selector.embedding.embedders import Embedder
 
@@ -33,7 +33,7 @@ RANKED = 10
 
 
 def predict(
-    service: ResolveService,
+    read_path: ReadPath,
     items: list[tuple[str, str]],
     *,
     progress: Callable[[int, int], None] | None = None,
@@ -41,11 +41,11 @@ def predict(
     """One prediction per (id, text): 10 servers and 10 tools ranked, confidence, tier, latency; for a
     request the resolver split into steps, each step's ranked servers (``parts``)."""
     if items:  # warm up: model session, keyword index; not timed
-        service.resolve_and_route(items[0][1])
+        read_path.decide(items[0][1])
     predictions = []
     for done, (query_id, text) in enumerate(items, start=1):
         started = time.perf_counter()
-        resolution, decision = service.resolve_and_route(text, tools=RANKED, powers=RANKED)
+        resolution, decision = read_path.decide(text, limit=RANKED)
         latency = (time.perf_counter() - started) * 1000
         predictions.append(
             Prediction(
@@ -105,7 +105,7 @@ def run_eval(
         container, was_built = open_workspace(settings, paths, embedder=embedder, enricher=enricher)
         built += was_built
         with container:
-            service = ResolveService(container)
+            read_path = ReadPath.fixed(container)
             calibration = container.calibration.version
             done = len(predictions)
 
@@ -113,7 +113,7 @@ def run_eval(
                 if progress is not None:
                     progress(done + n, total)
 
-            found = predict(service, query_texts(queries), progress=step)
+            found = predict(read_path, query_texts(queries), progress=step)
         for query, prediction in zip(queries, found, strict=True):
             scored = query.model_copy(update={"id": f"{name}/{query.id}"}) if prefix else query
             prediction.id = scored.id

@@ -25,9 +25,9 @@ from typing import Any
 from mcp import types
 from pydantic import BaseModel, PrivateAttr
 
-from services.resolve.steps import steps_sentence
 from tool_selector.core.models import Decision, PowerSummary, StepMatch
 from tool_selector.route import messages
+from tool_selector.route.steps import steps_sentence
 
 TOOLS_SHOWN = 3  # the best few tools an activated answer shows
 POWER_TOOLS_SHOWN = 10  # activate_power's answer, when no request of the session named its tools

@@ -20,6 +20,7 @@ import logging
 import re
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import anyio
@@ -41,15 +42,16 @@ from services.gateway.hints import HintTracker, Suggestion
 from services.gateway.powers import Activation, ChangeReason, Power, PowerManager
 from services.gateway.runnable import mark_runnable
 from services.gateway.sessions import SessionViews
-from services.resolve.live import LiveResolver
+from services.resolve.read_path import ReadPath
 from services.shared.container import Container
 from services.write.quarantine import LiveCheck, refresh_after_vet, refuse_held, vet_live_server
 from tool_selector.config.servers import ServerConfig, load_servers
 from tool_selector.core.errors import InvalidInputError, NotFoundError
-from tool_selector.core.models import Decision, GatewaySessionStats
+from tool_selector.core.models import Decision, GatewaySessionStats, Resolution
 from tool_selector.core.names import MAX_NAME_CHARS, shown_name
 from tool_selector.route import messages
 from tool_selector.route.arguments import fill_arguments
+from tool_selector.route.tiers import PowerInfo
 from tool_selector.trust.limits import cut
 from tool_selector.trust.shown import server_instructions
 
@@ -108,8 +110,8 @@ class GatewayService:
     ) -> None:
         self.container = container
         settings = container.settings
-        self.live = LiveResolver(container)
-        self.live.service()  # refuses here, at start, when there is no current index
+        self.read_path = ReadPath(container)
+        self.read_path.snapshot()  # refuses here, at start, when there is no current index
         self.hints = HintTracker(sink=self._record_session)
         self.memory = ChoiceMemory(container)
         self.on_tools_changed = on_tools_changed
@@ -143,7 +145,7 @@ class GatewayService:
 
     async def warm_up(self) -> None:
         """Load the embedding model in a worker thread so that the first resolve is fast."""
-        await anyio.to_thread.run_sync(self.live.decide, "warm up", limiter=self._resolving)
+        await anyio.to_thread.run_sync(self.read_path.decide, "warm up", limiter=self._resolving)
 
     async def _vet(
         self, name: str, config: ServerConfig, tools: list[types.Tool], init: types.InitializeResult
@@ -176,7 +178,7 @@ class GatewayService:
             done = True
         if done:
             self._reindex_pending = False
-            self.live.expire()
+            self.read_path.expire()
         return done
 
     async def _powers_changed(self, name: str, reason: ChangeReason) -> None:
@@ -209,12 +211,17 @@ class GatewayService:
     # -- resolve_intent ------------------------------------------------------------------------------
 
     def _decide(self, caller: Caller, query: str) -> Decision:
-        """Resolve and route (a worker thread), the caller's memory of confirmed choices applied, and the
-        answer shown left to wait for the caller's choice (services/gateway/choices.py)."""
-        resolution, decision = self.live.resolve_and_route(query)
+        """The read path's decision (a worker thread), revised by the caller's memory of confirmed choices
+        (``_remembered``), and the answer shown left to wait for the caller's choice."""
         if not self.memory.enabled or caller.principal is None:
-            return decision
-        powers = self.live.service().powers
+            return self.read_path.decide(query).decision
+        return self.read_path.decide(query, revise=partial(self._remembered, caller)).decision
+
+    def _remembered(
+        self, caller: Caller, resolution: Resolution, decision: Decision, powers: Mapping[str, PowerInfo]
+    ) -> Decision:
+        """The decision with the caller's memory applied, made with the same index's ``powers``
+        (services/gateway/choices.py)."""
         session, principal = caller.session_id, caller.principal
         try:
             remembered, fired = self.memory.decide(session, resolution, decision, powers, principal=principal)
@@ -388,12 +395,12 @@ class GatewayService:
     # -- catalog_query -------------------------------------------------------------------------------
 
     def _catalog_view(self) -> tuple[CatalogView, set[str]]:
-        """The catalog view read at the live resolver's current index, and the power names (in a worker
-        thread: the live resolver may look at the database)."""
-        service = self.live.service()
-        if self._view is None or self._view[0] != self.live.generation:
-            self._view = (self.live.generation, CatalogView.load(self.container.store))
-        return self._view[1], set(service.powers)
+        """The catalog view read at the read path's current index, and the power names (in a worker
+        thread: the read path may look at the database)."""
+        snapshot = self.read_path.snapshot()
+        if self._view is None or self._view[0] != self.read_path.generation:
+            self._view = (self.read_path.generation, CatalogView.load(self.container.store))
+        return self._view[1], set(snapshot.powers)
 
     async def catalog_query(self, caller: Caller, query_type: Any, filters: Any) -> dict[str, Any]:
         if not isinstance(query_type, str):

@@ -15,7 +15,7 @@ measures a whole conversation, which is what an agent pays.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ from pydantic import BaseModel
 from services.gateway.answer import Facts, GatewayAnswer, Started, resolve_answer
 from services.gateway.service import filler, namespaced, render_answer
 from services.gateway.tools import gateway_tools
-from services.resolve.resolving import ResolveService
+from services.resolve.read_path import ReadPath
 from tool_selector.core.errors import CatalogFileError
 from tool_selector.core.files import DEFAULT_MAX_FILE_BYTES, read_text_limited
 from tool_selector.core.models import Decision
@@ -125,10 +125,9 @@ def read_queries(path: Path, *, limit_bytes: int = DEFAULT_MAX_FILE_BYTES) -> li
     return queries
 
 
-def first_answer(resolver: ResolveService, decision: Decision, query: str) -> GatewayAnswer:
+def first_answer(powers: Mapping[str, PowerInfo], decision: Decision, query: str) -> GatewayAnswer:
     """resolve_intent's answer to ``query`` as the first request of a session, every power runnable and
     started without error, built from the catalog's tools (no server is started)."""
-    powers = resolver.powers
     info = powers.get(decision.power or "") if decision.status == "activated" else None
     started = Started(name=info.name, tools=_mcp_tools(info), already=False) if info is not None else None
     return resolve_answer(
@@ -136,15 +135,15 @@ def first_answer(resolver: ResolveService, decision: Decision, query: str) -> Ga
     )
 
 
-def account_tokens(resolver: ResolveService, queries: Sequence[str]) -> TokenReport:
-    powers = resolver.powers
+def account_tokens(read_path: ReadPath, queries: Sequence[str]) -> TokenReport:
+    powers = read_path.snapshot().powers
     baseline = all_tools_tokens(powers)
     own = gateway_definitions_tokens()
     lines = []
     for query in queries:
-        decision = resolver.decide(query)
+        decision = read_path.decide(query).decision
         call = json.dumps({"name": "resolve_intent", "arguments": {"query": query}}, ensure_ascii=False)
-        answer = first_answer(resolver, decision, query)
+        answer = first_answer(powers, decision, query)
         seen = own + count_tokens(call) + count_tokens(render_answer(answer.as_json()))
         info = powers.get(answer.power or "")
         if info is not None and answer.shown:

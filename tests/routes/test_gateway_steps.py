@@ -21,7 +21,6 @@ from typing import Any
 
 import pytest
 
-from services.resolve.resolving import ResolveService
 from services.shared.container import Container
 from services.shared.indexing import build_index
 from services.write.catalog import import_catalog_dir
@@ -40,6 +39,8 @@ from tests.support.paths import GATEWAY_DEMO
 from tool_selector.config.servers import ServerConfig, ServersFile, save_servers
 from tool_selector.core.models import QueryPart, Resolution
 from tool_selector.embedding.embedders import HashingEmbedder, MiniLMEmbedder
+from tool_selector.resolve.evidence import CatalogTerms
+from tool_selector.resolve.resolver import Resolver
 
 pytestmark = pytest.mark.anyio
 
@@ -82,10 +83,10 @@ def steps(template: GatewaySetup, tmp_path: Path) -> GatewaySetup:
 def given(monkeypatch: pytest.MonkeyPatch, tier: str, parts: list[QueryPart]) -> None:
     """REQUEST resolves as the resolver does, then gets ``parts``, ``weather`` on top of the whole
     request's powers and the confidence of ``tier``; other queries are left alone."""
-    original = ResolveService.resolve
+    original = Resolver.resolve
 
-    def resolve(self: ResolveService, query: str, **kwargs: Any) -> Resolution:
-        resolution = original(self, query, **kwargs)
+    def resolve(self: Resolver, query: str, terms: CatalogTerms, **kwargs: Any) -> Resolution:
+        resolution = original(self, query, terms, **kwargs)
         if query != REQUEST:
             return resolution
         confidence, top3 = TIERS[tier]
@@ -93,7 +94,7 @@ def given(monkeypatch: pytest.MonkeyPatch, tier: str, parts: list[QueryPart]) ->
         update = {"parts": parts, "powers": ranked, "confidence": confidence, "top3_confidence": top3}
         return resolution.model_copy(update=update)
 
-    monkeypatch.setattr(ResolveService, "resolve", resolve)
+    monkeypatch.setattr(Resolver, "resolve", resolve)
 
 
 def two_steps() -> list[QueryPart]:

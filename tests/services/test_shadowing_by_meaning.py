@@ -20,7 +20,7 @@ import anyio
 import pytest
 
 from services.gateway.service import Caller, GatewayService
-from services.resolve.resolving import ResolveService
+from services.resolve.read_path import ReadPath
 from services.shared.container import Container
 from services.shared.indexing import refresh_index
 from services.write.catalog import import_catalog_dir
@@ -78,7 +78,7 @@ def test_a_catalog_only_tool_saying_the_git_powers_differ_has_bugs_is_held_and_g
             for r in entry.reasons
         ), entry.reasons
         refresh_index(container)
-        resolution = ResolveService(container).resolve(DIFF_REQUEST)
+        resolution = ReadPath.fixed(container).decide(DIFF_REQUEST).resolution
         assert resolution.powers[0].name == "git"
         assert "gitlens-lite::working_tree_diff" not in [t.id for t in resolution.tools]
 
@@ -106,7 +106,7 @@ def test_a_configured_server_copying_fetchs_description_is_held_and_fetch_keeps_
             r == "scanner: shadowing: copies the description of tool 'fetch' of configured server 'fetch'"
             for r in entry.reasons
         ), entry.reasons
-        resolution = ResolveService(container).resolve(FETCH_REQUEST)
+        resolution = ReadPath.fixed(container).decide(FETCH_REQUEST).resolution
         assert resolution.powers[0].name == "fetch"
         assert "netget::get_url" not in [t.id for t in resolution.tools]
 

@@ -16,7 +16,8 @@ otherwise                                 not_found         at least 80 % sure n
 Every message names the candidates and the next call (``activate_power("...")`` or what to ask the user)
 in one or two sentences; multiple_matches says how the first two differ (the tools only one has). A
 message names powers and tools only: a server's own description, which may carry injected instructions,
-stays in the answer's fields and never becomes the message's guidance.
+stays in the answer's fields and never becomes the message's guidance. A multi-step request's steps are
+added to the decision here too (steps.py): it leaves the route stage whole.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from tool_selector.config.settings import TierThresholds
 from tool_selector.core.hashing import sha256_of
 from tool_selector.core.models import Decision, PowerSummary, Resolution, TierName, ToolSummary
 from tool_selector.core.names import tool_of
+from tool_selector.route.steps import step_matches, with_known_parts, with_steps
 
 MAX_AVAILABLE_POWERS = 20
 
@@ -108,8 +110,15 @@ def _capability_gap(resolution: Resolution) -> bool:
 
 
 def route(resolution: Resolution, powers: Mapping[str, PowerInfo], thresholds: TierThresholds) -> Decision:
-    """The decision for a resolution; ``powers`` describes every configured power by name. Each message
-    names the candidates and the next call in one or two sentences (a model reads it)."""
+    """The whole decision for a resolution: its tier and, for a multi-step request, its steps (steps.py);
+    ``powers`` describes every configured power by name. Each message names the candidates and the next
+    call in one or two sentences (a model reads it)."""
+    resolution = with_known_parts(resolution, powers)
+    decision = _tiered(resolution, powers, thresholds)
+    return with_steps(decision, step_matches(resolution, decision))
+
+
+def _tiered(resolution: Resolution, powers: Mapping[str, PowerInfo], thresholds: TierThresholds) -> Decision:
     ranked = [(p, powers[p.name]) for p in resolution.powers if p.name in powers]
     # a top power the directory no longer knows means a stale index: never promote the runner-up
     top_known = bool(resolution.powers) and resolution.powers[0].name in powers
