@@ -118,3 +118,65 @@ def instructions_held() -> str:
         "The server's instructions changed since they were approved and wait for an operator's approval, so "
         "they are not shown."
     )
+
+
+# -- the route stage's tiers (tool_selector/route/tiers.py), read through REST, CLI and the gateway ------
+
+
+def tier_activated(power: str, confidence: float, tools: Sequence[str]) -> str:
+    names = ", ".join(tools[:4]) + (", ..." if len(tools) > 4 else "")
+    return (
+        f"Activated '{power}' ({sure(confidence)}): call the one of its tools ({names}) that does the "
+        "request."
+    )
+
+
+def tier_multiple(confidence: float, powers: Sequence[str], difference: str) -> str:
+    named = " or ".join(f"'{p}'" for p in powers)
+    return (
+        f"More than one power fits ({sure(confidence)} it is one of them): {named}.{difference} Ask the "
+        f'user which one they mean unless the request says, then call activate_power("{powers[0]}") or '
+        "the other name."
+    )
+
+
+def twins(first: str, second: str) -> str:
+    return (
+        f" '{first}' and '{second}' have the same tools (the same server configured twice?): only the user "
+        "can say which account or project is meant."
+    )
+
+
+def only_has(first: str, mine: Sequence[str], second: str, theirs: Sequence[str]) -> str:
+    return f" Only '{first}' has {', '.join(mine)}; only '{second}' has {', '.join(theirs)}."
+
+
+def tier_weak(power: str, gap: bool) -> str:
+    part = (
+        f"'{power}' shares words with the request, but none of its tools is said to do what it asks"
+        if gap
+        else f"The closest is '{power}', and it only partly fits"
+    )
+    return (
+        f"{part}. Ask the user what exactly they want done (or whether '{power}' is meant: then call "
+        f'activate_power("{power}")), and call resolve_intent again with the action and the thing it acts on.'
+    )
+
+
+def tier_not_found(total: int, listed: int) -> str:
+    return (
+        "No configured power does this: tell the user it cannot be done with the tools set up here"
+        + (f" ({total} powers; the first {listed} are listed)" if total > listed else " (listed)")
+        + ". Call resolve_intent again only if the user meant something else."
+    )
+
+
+def steps_sentence(steps: Sequence[tuple[int, str | None]], count: int, weak: bool) -> str:
+    """What a message adds for a multi-step request: each step's best power (None: none fits)."""
+    named = "; ".join(f"step {i}: '{p}'" if p else f"step {i}: no power fits" for i, p in steps)
+    if weak:
+        return f"This request has {count} steps (see parts), none matched surely; the closest: {named}."
+    return (
+        f"This request has {count} steps (see parts); use one power per step, the best for each: "
+        f"{named}. Call activate_power(name) for each one not active yet, then do the steps in order."
+    )

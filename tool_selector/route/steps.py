@@ -19,6 +19,7 @@ from typing import Protocol
 
 from tool_selector.core.models import Decision, QueryPart, Resolution, StepMatch, ToolSummary
 from tool_selector.core.names import server_of, tool_of
+from tool_selector.route import messages
 
 
 class ListedPower(Protocol):
@@ -69,16 +70,8 @@ def steps_sentence(steps: Sequence[StepMatch], status: str) -> str:
     """What the message adds for a multi-step request: the best power of each step, and what to do."""
     if not steps:
         return ""
-    named = "; ".join(
-        f"step {i}: '{s.powers[0]}'" if s.powers else f"step {i}: no power fits"
-        for i, s in enumerate(steps, start=1)
-    )
-    if status == "weak_matches":
-        return f"This request has {len(steps)} steps (see parts), none matched surely; the closest: {named}."
-    return (
-        f"This request has {len(steps)} steps (see parts); use one power per step, the best for each: "
-        f"{named}. Call activate_power(name) for each one not active yet, then do the steps in order."
-    )
+    best = [(i, s.powers[0] if s.powers else None) for i, s in enumerate(steps, start=1)]
+    return messages.steps_sentence(best, len(steps), status == "weak_matches")
 
 
 def with_steps(decision: Decision, steps: Sequence[StepMatch]) -> Decision:
