@@ -29,7 +29,8 @@ from tool_selector.core.models import Decision, PowerSummary, StepMatch
 from tool_selector.route import messages
 from tool_selector.route.steps import steps_sentence
 
-TOOLS_SHOWN = 3  # the best few tools an activated answer shows
+TOOLS_SHOWN = 3  # the best few tools an activated answer shows: the best, and those close to it
+CLOSE = 0.8  # a tool within this share of the best tool's score is shown beside it
 POWER_TOOLS_SHOWN = 10  # activate_power's answer, when no request of the session named its tools
 LINE_CHARS = 100  # one line of a description
 MATCHES_SHOWN = 3  # candidates a multiple_matches or weak_matches answer shows
@@ -181,6 +182,7 @@ class Facts:
     seen: Collection[str] = ()  # the tools (power::tool) whose line the session already read
     fill: Fill = lambda _tool: Filled()
     blurbs: Mapping[str, str] = field(default_factory=dict)  # power -> the operator's line for it
+    fit: Mapping[str, float] = field(default_factory=dict)  # tool -> its score over the best tool's
 
 
 def _call(power: str, tool: types.Tool, filled: Filled) -> NextCall:
@@ -269,7 +271,8 @@ def _activated(decision: Decision, facts: Facts, power: str) -> GatewayAnswer:
     filled = facts.fill(best) if best is not None else Filled()
     calls = [_call(power, best, filled)] if best is not None else []
     calls += _step_calls(parts, facts.runnable, started=power)
-    shown = ranked[: 1 if started.already else TOOLS_SHOWN]  # running: the agent has met it before
+    close = [t for t in ranked[1:TOOLS_SHOWN] if facts.fit.get(t.name, 0.0) >= CLOSE]
+    shown = ranked[:1] if started.already else ranked[:1] + close  # running: the agent has met it before
     remembered = decision.match_type == "remembered"
     name = best.name if best else None
     if started.already:

@@ -42,13 +42,13 @@ from services.gateway.hints import HintTracker, Suggestion
 from services.gateway.powers import Activation, ChangeReason, Power, PowerManager
 from services.gateway.runnable import mark_runnable
 from services.gateway.sessions import SessionViews
-from services.resolve.read_path import ReadPath
+from services.resolve.read_path import Answer, ReadPath
 from services.shared.container import Container
 from services.write.quarantine import LiveCheck, refresh_after_vet, refuse_held, vet_live_server
 from tool_selector.config.servers import ServerConfig, load_servers
 from tool_selector.core.errors import InvalidInputError, NotFoundError
 from tool_selector.core.models import Decision, GatewaySessionStats, Resolution
-from tool_selector.core.names import MAX_NAME_CHARS, shown_name
+from tool_selector.core.names import MAX_NAME_CHARS, server_of, shown_name, tool_of
 from tool_selector.route import messages
 from tool_selector.route.arguments import fill_arguments
 from tool_selector.route.tiers import PowerInfo
@@ -210,12 +210,12 @@ class GatewayService:
 
     # -- resolve_intent ------------------------------------------------------------------------------
 
-    def _decide(self, caller: Caller, query: str) -> Decision:
-        """The read path's decision (a worker thread), revised by the caller's memory of confirmed choices
-        (``_remembered``), and the answer shown left to wait for the caller's choice."""
+    def _decide(self, caller: Caller, query: str, request: str | None = None) -> Answer:
+        """The read path's answer (a worker thread), its decision revised by the caller's memory of confirmed
+        choices (``_remembered``), and the answer shown left to wait for the caller's choice."""
         if not self.memory.enabled or caller.principal is None:
-            return self.read_path.decide(query).decision
-        return self.read_path.decide(query, revise=partial(self._remembered, caller)).decision
+            return self.read_path.decide(query, request=request)
+        return self.read_path.decide(query, request=request, revise=partial(self._remembered, caller))
 
     def _remembered(
         self, caller: Caller, resolution: Resolution, decision: Decision, powers: Mapping[str, PowerInfo]
@@ -241,7 +241,9 @@ class GatewayService:
         the arguments of the next call (the query's own arguments otherwise)."""
         query = _text(query, "query", 'resolve_intent(query="convert a time between two time zones")')
         words = _text(request, "request", "") if request is not None else query
-        decision = await anyio.to_thread.run_sync(self._decide, caller, query, limiter=self._resolving)
+        resolution, decision = await anyio.to_thread.run_sync(
+            self._decide, caller, query, None if request is None else words, limiter=self._resolving
+        )
         view = self.sessions.get(caller.session_id)
         runnable = self.powers.configured()
         started: Started | None = None
@@ -260,6 +262,7 @@ class GatewayService:
             set(view.seen),
             filler(words),
             _blurbs(runnable),
+            fit=_fit(resolution, power),
         )
         answer = resolve_answer(decision, facts)
         view.words = words
@@ -458,6 +461,13 @@ def filler(words: str) -> Callable[[types.Tool], Filled]:
         return Filled(arguments=dict(found.arguments), missing=list(found.missing))
 
     return fill
+
+
+def _fit(resolution: Resolution, power: str | None) -> dict[str, float]:
+    """How well each of ``power``'s tools fits the request, relative to its best one (1.0)."""
+    scores = {tool_of(t.id): t.score for t in resolution.tools if server_of(t.id) == power}
+    best = max(scores.values(), default=0.0)
+    return {name: score / best for name, score in scores.items()} if best > 0 else {}
 
 
 def _blurbs(configs: Mapping[str, ServerConfig]) -> dict[str, str]:

@@ -244,8 +244,7 @@ def test_a_weak_match_whose_words_meet_but_whose_tools_do_not_do_the_action_says
     decision = route(gap, powers, DEFAULTS)
     assert decision.status == "weak_matches"
     assert decision.message.startswith(
-        "'redis' shares words with the request, "
-        "but none of its tools is said to do what it asks."
+        "'redis' shares words with the request, but none of its tools is said to do what it asks."
     )
     fits = gap.model_copy(update={"features": {"power_coverage": 0.6, "action_match": 1.0}})
     assert route(fits, powers, DEFAULTS).message.startswith(
