@@ -23,9 +23,10 @@ PHRASING_HELP = (
     "agent's query) or both (the agent's query, the person's words beside it as the request)"
 )
 READING_HELP = (
-    "With --phrasing both, what the resolver reads: arguments (the product's: the query, plus the "
-    "request's arguments), query (the query alone), joined (one text) or fused (each resolved, scores "
-    "averaged); eval/quality/readings.py"
+    "With --phrasing both, what the resolver reads: arguments (the product's: the query is searched and "
+    "judged, the request's arguments order the tools), judged (the same, and the confidence reads the "
+    "request's arguments too), query (the query alone), joined (one text) or fused (each resolved, "
+    "scores averaged); eval/quality/readings.py"
 )
 
 
@@ -150,8 +151,8 @@ def calibrate_lodo_command(
     phrasing: Annotated[
         list[str] | None,
         typer.Option(
-            help="The phrasings each left-out dataset is scored in, one table each (repeat the option; "
-            "default user): " + PHRASING_HELP
+            help="The phrasings each left-out dataset is scored in where it has them, one table each "
+            "(repeat the option; default user): user, agent or both, as lab eval's --phrasing"
         ),
     ] = None,
     fit_phrasing: Annotated[
