@@ -127,6 +127,6 @@ def collect_examples(
     return examples
 
 
-def collect_in_worker(job: tuple[Settings, Path, str, np.ndarray, Phrasing]) -> list[Example]:
-    settings, folder, dataset, reference, phrasing = job
-    return collect_examples(settings, folder, dataset=dataset, reference=reference, phrasing=phrasing)
+def collect_in_worker(job: tuple[Settings, Path, str, np.ndarray]) -> list[Example]:
+    settings, folder, dataset, reference = job
+    return collect_examples(settings, folder, dataset=dataset, reference=reference)

@@ -23,6 +23,7 @@ from tool_selector.config.settings import Settings, TierThresholds
 from tool_selector.core.errors import CatalogFileError
 from tool_selector.embedding.embedders import MiniLMEmbedder
 
+DEMO = Path(__file__).resolve().parents[2] / "eval" / "datasets" / "gateway-demo"
 AGENT = {  # the agent's query of each request: the capability, in its words
     "q1": "get the weather forecast for a city",
     "q2": "create a calendar event",
@@ -183,3 +184,36 @@ def test_calibrate_lodo_fits_the_phrasings_asked_and_never_any_row_of_the_left_o
         ("setups/b", "agent"),
     }
     assert all(("setups/a", "agent") not in fit for fit in seen[1:2])
+
+
+@pytest.mark.usefixtures("real_model")
+def test_a_replay_in_the_agents_phrasing_sends_the_agents_query_of_each_request(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from eval.quality import replay as replaying
+
+    folder = tmp_path / "demo"
+    folder.mkdir()
+    for name in ("servers.json", "tools.json"):
+        (folder / name).write_text((DEMO / name).read_text("utf-8"), encoding="utf-8")
+    people = [json.loads(line) for line in (DEMO / "queries.jsonl").read_text("utf-8").splitlines()[:3]]
+    agent = [
+        q | {"id": f"{q['id']}-a", "rephrases": q["id"], "query": f"agent words {i}"}
+        for i, q in enumerate(people)
+    ]
+    (folder / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in people), encoding="utf-8")
+    (folder / AGENT_FILE).write_text("".join(json.dumps(q) + "\n" for q in agent), encoding="utf-8")
+    sent: list[str] = []
+    real = replaying._agent
+
+    async def spy(service: Any, session: str, query: Any, text: str) -> dict[str, Any]:
+        sent.append(text)
+        return await real(service, session, query, text)
+
+    monkeypatch.setattr(replaying, "_agent", spy)
+    settings = Settings(data_dir=tmp_path / "data", cache_dir=cache_dir)
+    replaying.replay(settings, [folder], passes=1, phrasing="agent")
+    assert sorted(sent) == ["agent words 0", "agent words 1", "agent words 2"]
+    sent.clear()
+    replaying.replay(settings, [folder], passes=1)
+    assert sorted(sent) == sorted(q["query"] for q in people)
