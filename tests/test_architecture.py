@@ -28,7 +28,7 @@ BUDGETS = {
     "tool_selector/search/embedded": 1300,
     "tool_selector/search/weaviate": 950,
     "tool_selector/index": 700,
-    "tool_selector/resolve": 1500,
+    "tool_selector/resolve": 1550,  # issue 40: a request beside the query (its arguments order the tools)
     "tool_selector/resolve/rerank": 350,
     "tool_selector/route": 530,  # 32 added remembered (the memory in the decision), 39 its blocks, 40 steps
     "semantic_enrichment": 2100,
@@ -41,11 +41,12 @@ BUDGETS = {
     "routes": 1700,
     "routes/cli": 1350,  # one module a command group; issue 31 added `init` and the lazy dispatch
     "routes/ui": 100,
-    "eval/quality": 1750,  # issue 32 added replay
-    "eval/fitting": 1800,  # issue 32 added memory_fit, issue 39 shadow_fit
+    "eval/quality": 1950,  # issue 32 added replay, issue 40 the phrasings and the readings of a request
+    "eval/fitting": 1850,  # issue 32 added memory_fit, issue 39 shadow_fit, issue 40 phrasings in lodo
     "eval/bench": 2400,  # issue 39 added shadowing, issue 40 the conversation and the agent's driver
     "eval/console": 800,
-    "eval/cli": 1000,  # issue 31 bench-cold-start, 32 replay, 39 shadow-fit and bench-shadowing, 40 drive
+    "eval/cli": 1050,  # issue 31 bench-cold-start, 32 replay, 39 shadow-fit and bench-shadowing, 40 drive
+    # and --phrasing
     "eval/relevance": 1700,
 }
 SQL = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|CREATE TABLE|ALTER TABLE|PRAGMA)\b")

@@ -50,6 +50,42 @@ def check_query(query: str, max_chars: int) -> str:
     return query.strip()
 
 
+def check_request(request: str | None, max_chars: int) -> str | None:
+    """The person's words stripped; None when absent or blank (the request is optional), an
+    InvalidInputError that says what to change when too long or not text."""
+    if request is None:
+        return None
+    if not isinstance(request, str):
+        raise InvalidInputError(
+            "The request must be text: the user's own words for this need.",
+            hint="Pass the user's message as a string, or leave request out.",
+        )
+    if len(request) > max_chars:
+        raise InvalidInputError(
+            f"The request is {len(request):,} characters long; the limit is {max_chars:,}.",
+            hint="Pass only the user's words of this request, or leave request out.",
+            length=len(request),
+            limit=max_chars,
+        )
+    return request.strip() or None
+
+
+def with_request_arguments(own: Sequence[Argument], request: str | None) -> tuple[Argument, ...]:
+    """The query's arguments, then those of the person's ``request`` the query does not repeat.
+
+    The agent's query says the capability ("list the files of a folder"); the person's words often carry
+    the values it left out ("what's in ~/notes/2024?"). These order the tools by what their parameters
+    take (``fit_arguments``); the words of the request are not searched, and the confidence reads the
+    query alone, as it was fitted (docs/measurements.md, "What the resolver reads")."""
+    if not request:
+        return tuple(own)
+    arguments = list(own)
+    for argument in extract(request).arguments:
+        if argument not in arguments:
+            arguments.append(argument)
+    return tuple(arguments)
+
+
 def _match_type(hit: SearchHit, mode: SearchMode) -> MatchType:
     if mode == "keyword":
         return MatchType.KEYWORD
@@ -235,18 +271,27 @@ class Resolver:
             )
         )
 
-    def rank(self, text: str, mode: SearchMode = "hybrid", terms: CatalogTerms | None = None) -> Ranking:
+    def rank(
+        self,
+        text: str,
+        mode: SearchMode = "hybrid",
+        terms: CatalogTerms | None = None,
+        request: str | None = None,
+    ) -> Ranking:
         """Search for a checked query: its vector, the ranked hits, the powers, and each step's best
         powers when the request has several. Hybrid search with ``terms`` (the catalog's words) lets the
-        learned ranker reorder the first candidates; without them the fused order stands."""
+        learned ranker reorder the first candidates; without them the fused order stands. ``request``:
+        the person's own words beside the agent's query, read for their arguments only
+        (:func:`with_request_arguments`)."""
         if mode not in ("keyword", "semantic", "hybrid"):
             raise InvalidInputError(f"Unknown search mode {mode!r}.", hint="Use keyword, semantic or hybrid.")
         alpha = {"keyword": 0.0, "semantic": 1.0, "hybrid": self.alpha}[mode]
-        request = text
+        asked = text
         extracted = extract(text) if self.arguments else None
         if extracted is not None:
             text = extracted.text
-        written = split_query(request)  # the steps as the request says them (shown to the agent) ...
+        given = with_request_arguments(extracted.arguments, request) if extracted is not None else ()
+        written = split_query(asked)  # the steps as the request says them (shown to the agent) ...
         parts = [extract(p).text for p in written] if extracted is not None else written  # ... and matched
         if parts:  # a multi-step request: each step searches on its own; the whole uses their mean
             part_vectors = self.embedder.embed_documents(parts)
@@ -258,10 +303,10 @@ class Resolver:
         whole = self._search(text, vector, alpha)
         part_hits = [self._search(part, part_vectors[i], alpha) for i, part in enumerate(parts)]
         hits = merge_hits([whole, *part_hits]) if parts else whole
-        if extracted is not None and extracted.arguments and terms is not None and self.argument_weight > 0:
+        if given and terms is not None and self.argument_weight > 0:
             # the weight is on relative-score fusion's scale (at most 1); ranked fusion's scores are ~1/60
             scale = 1.0 if self.fusion == "relative_score" or not hits else hits[0].score
-            hits = fit_arguments(hits, extracted.arguments, terms, self.argument_weight * scale)
+            hits = fit_arguments(hits, given, terms, self.argument_weight * scale)
         powers = rank_powers(hits, mode)
         servers = self._search(text, vector, alpha, "servers") if mode == "hybrid" else []
         ordered = rescore_with_powers(hits, powers)
@@ -282,7 +327,7 @@ class Resolver:
             ordered = rerank(ordered, self.ranker.scores(rank_features(candidates, terms)))
         steps = [step_of(part, found, mode) for part, found in zip(written, part_hits, strict=True)]
         return Ranking(
-            text=request,
+            text=asked,
             vector=vector,
             hits=ordered,
             powers=boost_powers(powers, servers),
@@ -318,10 +363,27 @@ class Resolver:
         mode: SearchMode = "hybrid",
         tools: int = 10,
         powers: int = 10,
+        request: str | None = None,
     ) -> Resolution:
         """Rank tools and powers for ``query`` and say how sure we are; ``terms`` are the words of the
-        catalog the index holds (the confidence reads them)."""
-        ranking = self.rank(check_query(query, self.max_query_chars), mode, terms)
+        catalog the index holds (the confidence reads them). ``request``: the user's own words, when the
+        agent passes them beside its query (the capability needed, in its words): the query is what is
+        searched and judged, the request's arguments only order the tools (``with_request_arguments``);
+        a blank request is no request."""
+        asked = check_query(query, self.max_query_chars)
+        words = check_request(request, self.max_query_chars)
+        return self.answer(self.rank(asked, mode, terms, words), terms, mode=mode, tools=tools, powers=powers)
+
+    def answer(
+        self,
+        ranking: Ranking,
+        terms: CatalogTerms,
+        *,
+        mode: SearchMode = "hybrid",
+        tools: int = 10,
+        powers: int = 10,
+    ) -> Resolution:
+        """The resolution of a ranking: its first tools and powers, the evidence and both probabilities."""
         evidence, top, top3 = self.judge(ranking, terms)
         resolution = Resolution(
             query=ranking.text,
