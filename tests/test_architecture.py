@@ -30,13 +30,13 @@ BUDGETS = {
     "tool_selector/index": 700,
     "tool_selector/resolve": 1550,  # issue 40: a request beside the query (its arguments order the tools)
     "tool_selector/resolve/rerank": 350,
-    "tool_selector/route": 530,  # 32 added remembered (the memory in the decision), 39 its blocks, 40 steps
+    "tool_selector/route": 1100,  # issue 40: the steps, every sentence of an answer, the arguments
     "semantic_enrichment": 2100,
     "services/shared": 1500,
     "services/resolve": 340,  # issue 40 moved the steps of a multi-step request to the route stage
     "services/write": 2650,  # issue 39: the tools a sync leaves out, a servers file saved with its audit
     "services/api": 900,
-    "services/gateway": 2000,  # issue 32 added choices (the memory); 39 made it per principal, the gate
+    "services/gateway": 2450,  # issue 32 the memory, 39 per principal and the gate, 40 the typed answer
     "services/gateway/catalog_query": 760,
     "routes": 1700,
     "routes/cli": 1350,  # one module a command group; issue 31 added `init` and the lazy dispatch

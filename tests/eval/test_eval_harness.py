@@ -208,8 +208,9 @@ def test_the_harness_hands_the_resolver_query_texts_and_nothing_else(
     for args, kwargs in calls:
         text, *rest = args
         assert text in texts
-        assert set(kwargs) <= {"mode", "tools", "powers", "limit"}
-        assert all(isinstance(v, (str, int)) for v in kwargs.values())
+        assert set(kwargs) <= {"mode", "tools", "powers", "limit", "request"}
+        assert kwargs.get("request") is None  # people's words: no second text beside the query
+        assert all(isinstance(v, (str, int)) or v is None for v in kwargs.values())
         if rest:  # the resolver itself also gets the catalog's words, built from the catalog alone
             (terms,) = rest
             assert isinstance(terms, CatalogTerms)
