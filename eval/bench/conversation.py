@@ -78,6 +78,7 @@ class Turn:
     status: str = "direct"
     model_calls: int = 0
     context_tokens: int = 0
+    listed_tokens: int = 0  # of context_tokens: the tool lists (the rest: the answers read so far)
     answer_tokens: list[int] = field(default_factory=list)
     already_active_tokens: list[int] = field(default_factory=list)
     next_tool: str | None = None
@@ -223,8 +224,10 @@ class Agent:
 
     def think(self, turn: Turn) -> None:
         """One model call: it carries the tool list and every answer read so far."""
+        listed = _definitions_tokens(self.tools)
         turn.model_calls += 1
-        turn.context_tokens += _definitions_tokens(self.tools) + self.history
+        turn.context_tokens += listed + self.history
+        turn.listed_tokens += listed
 
     async def gateway(self, turn: Turn, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         result = await self.client.call_tool(name, arguments)
@@ -421,6 +424,8 @@ def _report(
         "all_tools_baseline_tokens": baseline,
         "all_tools_listed_tokens": all_tools,
         "context_vs_all_tools": round(context / baseline, 3) if baseline else None,
+        "context_of_tool_lists": sum(t.listed_tokens for t in turns),
+        "model_calls": sum(t.model_calls for t in turns),
         "answers": {
             "count": len(answers),
             "total": sum(answers),
