@@ -183,6 +183,7 @@ class Facts:
     fill: Fill = lambda _tool: Filled()
     blurbs: Mapping[str, str] = field(default_factory=dict)  # power -> the operator's line for it
     fit: Mapping[str, float] = field(default_factory=dict)  # tool -> its score over the best tool's
+    top3: float = 0.0  # P(a right power is among the first three)
 
 
 def _call(power: str, tool: types.Tool, filled: Filled) -> NextCall:
@@ -191,7 +192,7 @@ def _call(power: str, tool: types.Tool, filled: Filled) -> NextCall:
     )
 
 
-def _activate(power: str, why: str) -> NextCall:
+def _activate(power: str, why: str | None) -> NextCall:
     return NextCall(tool="activate_power", arguments={"name": power}, why=why)
 
 
@@ -210,13 +211,15 @@ def _lines(power: str, tools: Sequence[types.Tool], seen: Collection[str]) -> li
     return lines or None
 
 
-def _candidate(summary: PowerSummary, facts: Facts) -> Candidate:
-    """A candidate power in one line: the operator's words for it (servers.json steering) when there are
-    some, else the first line of its approved description."""
+def _candidate(summary: PowerSummary, facts: Facts, *, described: bool) -> Candidate:
+    """A candidate power: its best tools, and (``described``: the agent chooses among them) one line of
+    what it does: the operator's words for it (servers.json steering) when there are some, else the first
+    line of its approved description."""
     runnable = facts.runnable
+    does = one_line(facts.blurbs.get(summary.power) or summary.description) if described else ""
     return Candidate(
         power=summary.power,
-        does=one_line(facts.blurbs.get(summary.power) or summary.description) or None,
+        does=does or None,
         tools=summary.tools[:MATCHES_SHOWN],
         runnable=None if summary.power in runnable else False,
     )
@@ -272,14 +275,14 @@ def _activated(decision: Decision, facts: Facts, power: str) -> GatewayAnswer:
     calls = [_call(power, best, filled)] if best is not None else []
     calls += _step_calls(parts, facts.runnable, started=power)
     close = [t for t in ranked[1:TOOLS_SHOWN] if facts.fit.get(t.name, 0.0) >= CLOSE]
-    shown = ranked[:1] if started.already else ranked[:1] + close  # running: the agent has met it before
+    named = ranked[:1] + close  # these join the client's tool list
+    shown = [] if started.already else named  # running: the agent met it, the next call says the rest
     remembered = decision.match_type == "remembered"
     name = best.name if best else None
     if started.already:
         message = messages.already_active(power, name, filled.missing, remembered=remembered)
     else:
-        more = len(ranked) - len(shown)
-        message = messages.activated(power, confidence, name, filled.missing, more, remembered=remembered)
+        message = messages.activated(power, confidence, name, filled.missing, remembered=remembered)
     message += (" " + steps_sentence(parts, decision.status)) if parts else ""
     return GatewayAnswer(
         **base,
@@ -289,7 +292,7 @@ def _activated(decision: Decision, facts: Facts, power: str) -> GatewayAnswer:
         parts=_steps(parts),
         next=calls,
         **_started_fields(started),
-    ).showing(shown)
+    ).showing(named)
 
 
 def resolve_answer(decision: Decision, facts: Facts) -> GatewayAnswer:
@@ -302,28 +305,29 @@ def resolve_answer(decision: Decision, facts: Facts) -> GatewayAnswer:
     if decision.status == "not_found":
         names = sorted(runnable)[:AVAILABLE_SHOWN]  # what the agent can use here
         return GatewayAnswer(
-            status="not_found", confidence=confidence, message=decision.message, available=names
+            status="not_found", confidence=confidence, message=messages.nothing_fits(), available=names
         )
     matches = (decision.matches or [])[:MATCHES_SHOWN]
     shown = [m.power for m in matches] + [s.powers[0] for s in parts if s.powers]
     idle = [p for p in dict.fromkeys(shown) if p not in runnable]
-    message = decision.message + (messages.not_runnable(idle) if idle else "")
+    if decision.status == "weak_matches" and matches:
+        message = messages.weak(matches[0].power, decision.message.startswith(f"'{matches[0].power}' shares"))
+    else:
+        message = messages.choose(max(decision.confidence, facts.top3))
+    message += (" " + steps_sentence(parts, decision.status)) if parts else ""
+    message += messages.not_runnable(idle) if idle else ""
     calls: list[NextCall] = []
     if decision.status == "multiple_matches":
         calls = _step_calls(parts, runnable, started=None)
         offered = {c.arguments.get("name") for c in calls}
-        calls += [
-            _activate(m.power, f"if {m.power} fits")
-            for m in matches
-            if m.power in runnable and m.power not in offered
-        ]
+        calls += [_activate(m.power, None) for m in matches if m.power in runnable and m.power not in offered]
     else:
         calls = [NextCall(tool="resolve_intent", arguments={"query": "..."}, why="after the user clarifies")]
     return GatewayAnswer(
         status=decision.status,
         confidence=confidence,
         message=message,
-        matches=[_candidate(m, facts) for m in matches],
+        matches=[_candidate(m, facts, described=decision.status == "multiple_matches") for m in matches],
         parts=_steps(parts),
         next=calls or [BROWSE],
     )
@@ -340,7 +344,8 @@ def power_answer(
     if order and ranked:
         filled = facts.fill(ranked[0])
         calls = [_call(started.name, ranked[0], filled)]
-    message = messages.power_started(started.name, started.already, len(ranked), len(shown))
+    best = ranked[0].name if order and ranked else None
+    message = messages.power_started(started.name, started.already, len(ranked), len(shown), best)
     return GatewayAnswer(
         status="activated",
         power=started.name,

@@ -263,6 +263,7 @@ class GatewayService:
             filler(words),
             _blurbs(runnable),
             fit=_fit(resolution, power),
+            top3=max(resolution.top3_confidence, resolution.confidence),
         )
         answer = resolve_answer(decision, facts)
         view.words = words
@@ -292,7 +293,7 @@ class GatewayService:
         if answer.power is None or not answer.shown:
             return
         view = self.sessions.get(caller.session_id)
-        view.seen |= {f"{answer.power}::{t}" for t in answer.shown}
+        view.seen |= {f"{answer.power}::{line.split('(', 1)[0]}" for line in answer.tools or []}
         if self.powers.get(answer.power) is not None:
             await self._list(caller.session_id, answer.power, answer.shown)
 

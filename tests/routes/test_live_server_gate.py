@@ -145,7 +145,7 @@ async def test_changed_instructions_are_held_at_sync_and_at_activation_and_the_a
         again = answer(await client.call_tool("activate_power", {"name": SERVER}))
     assert resolved["status"] == "activated" and resolved["power"] == SERVER, resolved
     assert resolved["steering"] == INSTRUCTIONS, resolved  # the approved ones, once per session
-    assert sorted(named(resolved["tools"])) == ["list_notes", "read_note"]  # the power works
+    assert set(named(resolved["tools"])) <= {"list_notes", "read_note"} and resolved["next"]  # it works
     for shown in (resolved, activated, again):
         assert "wait for an operator's approval" in shown["instructions_held"]
         assert "bank login" not in json.dumps(shown) and "card number" not in json.dumps(shown)

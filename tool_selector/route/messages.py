@@ -42,7 +42,6 @@ def activated(
     confidence: float,
     tool: str | None,
     missing: Sequence[str],
-    more: int,
     *,
     remembered: bool = False,
 ) -> str:
@@ -50,10 +49,7 @@ def activated(
     if tool is None:
         return f"'{power}' is ready ({sure(confidence)}) but lists no tools the request fits."
     why = f"a request like this was served by its tool {tool} before" if remembered else sure(confidence)
-    others = (
-        f" Its {more} other tool{'s' if more > 1 else ''}: catalog_query or call_tool." if more > 0 else ""
-    )
-    return f"'{power}' is ready ({why}): call {tool}.{ask_first(missing)}{others}"
+    return f"'{power}' is ready ({why}): call {tool}.{ask_first(missing)}"
 
 
 def already_active(power: str, tool: str | None, missing: Sequence[str], *, remembered: bool = False) -> str:
@@ -84,6 +80,32 @@ def lacks_call(power: str, confidence: float) -> str:
     )
 
 
+def weak(power: str, gap: bool) -> str:
+    """The gateway's weak_matches: nothing fits surely; the candidates are in the answer's fields."""
+    closest = (
+        f"'{power}' shares words with it, but none of its tools does what it asks"
+        if gap
+        else f"the closest is '{power}'"
+    )
+    return (
+        f"Nothing here fits surely; {closest}. Ask the user what exactly they want done, then call "
+        "resolve_intent again."
+    )
+
+
+def choose(confidence: float) -> str:
+    """The gateway's multiple_matches: the candidates are in the answer's fields."""
+    return (
+        f"More than one power fits ({sure(confidence)} it is one of them). Ask the user which, unless the "
+        "request says; then activate_power(name)."
+    )
+
+
+def nothing_fits() -> str:
+    """The gateway's not_found: the powers it can run are in the answer's ``available``."""
+    return "No configured power does this: tell the user it cannot be done here."
+
+
 def not_runnable(names: Sequence[str]) -> str:
     """What a list of candidates adds when some of them cannot run here."""
     listed = ", ".join(f"'{n}'" for n in names)
@@ -93,20 +115,15 @@ def not_runnable(names: Sequence[str]) -> str:
     )
 
 
-def power_started(power: str, already: bool, tools: int, shown: int) -> str:
-    """activate_power's answer."""
+def power_started(power: str, already: bool, tools: int, shown: int, best: str | None) -> str:
+    """activate_power's answer (``best``: the tool the session's last request named, if any)."""
     state = "already running" if already else "running"
     if tools == 0:
         return f"'{power}' is {state} and lists no tools."
-    rest = (
-        f" The {tools - shown} others: catalog_query(query_type='tools', filters={{'server': '{power}'}})."
-        if tools > shown
-        else ""
-    )
-    return (
-        f"'{power}' is {state} with {tools} tools; call them with "
-        f"call_tool(power='{power}', tool, arguments).{rest}"
-    )
+    if best is not None:
+        return f"'{power}' is {state}: call {best}."
+    rest = f"; its other {tools - shown}: catalog_query or call_tool" if tools > shown else ""
+    return f"'{power}' is {state} with {tools} tools{rest}."
 
 
 def stopped(power: str, was_running: bool) -> str:
