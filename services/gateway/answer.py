@@ -337,15 +337,17 @@ def power_answer(
     started: Started, order: Sequence[str], facts: Facts, hint: dict[str, Any] | None
 ) -> GatewayAnswer:
     """activate_power's answer: the tools the session's last request named for this power, best first
-    (else its first ``POWER_TOOLS_SHOWN``), and the call of the best one when that request named one."""
+    (else its first ``POWER_TOOLS_SHOWN``), and the call of the best one when that request named one. A
+    power already running shows at most that best tool's line: the agent has met the power before."""
     ranked = best_tools(started.tools, order)
-    shown = ranked[: TOOLS_SHOWN if order else POWER_TOOLS_SHOWN]
+    named = ranked[: TOOLS_SHOWN if order else POWER_TOOLS_SHOWN]
+    shown = (named[:1] if order else []) if started.already else named
     calls: list[NextCall] = []
     if order and ranked:
         filled = facts.fill(ranked[0])
         calls = [_call(started.name, ranked[0], filled)]
     best = ranked[0].name if order and ranked else None
-    message = messages.power_started(started.name, started.already, len(ranked), len(shown), best)
+    message = messages.power_started(started.name, started.already, len(ranked), len(named), best)
     return GatewayAnswer(
         status="activated",
         power=started.name,
@@ -355,4 +357,4 @@ def power_answer(
         hint=hint,
         next=calls,
         **_started_fields(started),
-    ).showing(shown)
+    ).showing(named)
