@@ -107,11 +107,15 @@ def nothing_fits() -> str:
 
 
 def not_runnable(names: Sequence[str]) -> str:
-    """What a list of candidates adds when some of them cannot run here."""
-    listed = ", ".join(f"'{n}'" for n in names)
+    """What a list of candidates adds when some of them cannot run here (they carry runnable: false)."""
+    if len(names) == 1:
+        return (
+            f" '{names[0]}' is only in the catalog (runnable: false), not configured here: never activate "
+            "it; tell the user if it is needed."
+        )
     return (
-        f" {listed} {'is' if len(names) == 1 else 'are'} only in the catalog (runnable: false), not "
-        "configured on this gateway: do not activate them; if one of them is what the user needs, say so."
+        " Those marked runnable: false are only in the catalog, not configured here: never activate them; "
+        "tell the user if one is needed."
     )
 
 
