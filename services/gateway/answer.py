@@ -32,7 +32,8 @@ from tool_selector.route.steps import steps_sentence
 TOOLS_SHOWN = 3  # the best few tools an activated answer shows: the best, and those close to it
 CLOSE = 0.8  # a tool within this share of the best tool's score is shown beside it
 POWER_TOOLS_SHOWN = 10  # activate_power's answer, when no request of the session named its tools
-LINE_CHARS = 100  # one line of a description
+LINE_CHARS = 100  # one line of a tool's description
+CANDIDATE_CHARS = 70  # one line of what a candidate power does
 MATCHES_SHOWN = 3  # candidates a multiple_matches or weak_matches answer shows
 AVAILABLE_SHOWN = 20  # power names a not_found answer lists
 STEERING_CHARS = 300  # the operator's steering, once per session and power
@@ -184,6 +185,7 @@ class Facts:
     blurbs: Mapping[str, str] = field(default_factory=dict)  # power -> the operator's line for it
     fit: Mapping[str, float] = field(default_factory=dict)  # tool -> its score over the best tool's
     top3: float = 0.0  # P(a right power is among the first three)
+    alternatives: Sequence[PowerSummary] = ()  # configured powers among the first three, when the best is not
 
 
 def _call(power: str, tool: types.Tool, filled: Filled) -> NextCall:
@@ -216,11 +218,12 @@ def _candidate(summary: PowerSummary, facts: Facts, *, described: bool) -> Candi
     what it does: the operator's words for it (servers.json steering) when there are some, else the first
     line of its approved description."""
     runnable = facts.runnable
-    does = one_line(facts.blurbs.get(summary.power) or summary.description) if described else ""
+    text = facts.blurbs.get(summary.power) or summary.description
+    does = one_line(text, CANDIDATE_CHARS) if described else ""
     return Candidate(
         power=summary.power,
         does=does or None,
-        tools=summary.tools[:MATCHES_SHOWN],
+        tools=summary.tools[: MATCHES_SHOWN if described else 2],
         runnable=None if summary.power in runnable else False,
     )
 
@@ -253,6 +256,16 @@ def _activated(decision: Decision, facts: Facts, power: str) -> GatewayAnswer:
     if decision.match_type == "remembered":
         base["match_type"] = "remembered"
     parts = decision.parts or []
+    if power not in facts.runnable and facts.alternatives:
+        others = list(facts.alternatives)
+        top = PowerSummary(power=power, description="", tools=[t.name for t in decision.tools or []][:3])
+        return GatewayAnswer(
+            status="multiple_matches",
+            confidence=confidence,
+            message=messages.catalog_only_or(power, confidence, [a.power for a in others]),
+            matches=[_candidate(m, facts, described=True) for m in [*others, top]],
+            next=[_activate(a.power, None) for a in others],
+        )
     if power not in facts.runnable:
         return GatewayAnswer(
             **base, ready=False, message=messages.catalog_only(power, confidence), next=[BROWSE]

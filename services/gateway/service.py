@@ -47,7 +47,7 @@ from services.shared.container import Container
 from services.write.quarantine import LiveCheck, refresh_after_vet, refuse_held, vet_live_server
 from tool_selector.config.servers import ServerConfig, load_servers
 from tool_selector.core.errors import InvalidInputError, NotFoundError
-from tool_selector.core.models import Decision, GatewaySessionStats, Resolution
+from tool_selector.core.models import Decision, GatewaySessionStats, PowerSummary, Resolution
 from tool_selector.core.names import MAX_NAME_CHARS, server_of, shown_name, tool_of
 from tool_selector.route import messages
 from tool_selector.route.arguments import fill_arguments
@@ -60,6 +60,7 @@ logger = logging.getLogger(__name__)
 MAX_TOOL_NAME = 64  # what Claude's API accepts for a tool name: ^[a-zA-Z0-9_-]{1,64}$
 STEERING_CHARS = 300  # the operator's steering or a server's approved instructions, once per session
 RESOLVE_THREADS = 4  # resolve_intent calls running at once; their query embeddings share model calls
+SURELY = 0.95  # a catalog-only best fit this sure is not second-guessed with configured alternatives
 REINDEX_WAIT_S = 0.5  # each wait for the writer lock of a refresh left for after another write
 
 
@@ -264,6 +265,7 @@ class GatewayService:
             _blurbs(runnable),
             fit=_fit(resolution, power),
             top3=max(resolution.top3_confidence, resolution.confidence),
+            alternatives=self._alternatives(resolution, power, runnable),
         )
         answer = resolve_answer(decision, facts)
         view.words = words
@@ -272,6 +274,26 @@ class GatewayService:
             view.named[power] = [t.name for t in decision.tools or []]
         await self._read(caller, answer)
         return self._offer(caller, answer)
+
+    def _alternatives(
+        self, resolution: Resolution, power: str | None, runnable: Collection[str]
+    ) -> list[PowerSummary]:
+        """When the best fit is only in the catalog, and not almost surely right: the configured powers among
+        the first three (the agent can use those; the best fit it cannot)."""
+        if power is None or power in runnable or resolution.confidence >= SURELY:
+            return []
+        directory = self.read_path.snapshot().powers
+        found = []
+        for candidate in resolution.powers[1:3]:
+            info = directory.get(candidate.name)
+            if info is not None and candidate.name in runnable:
+                tools = [tool_of(t) for t in candidate.tools[:5]]
+                found.append(
+                    PowerSummary(
+                        power=info.name, description=info.description, score=candidate.score, tools=tools
+                    )
+                )
+        return found
 
     def _started(self, activation: Activation, view: Any) -> Started:
         """A running power as the answer shows it; its steering only the first time the session meets it."""

@@ -73,6 +73,16 @@ def catalog_only(power: str, confidence: float) -> str:
     )
 
 
+def catalog_only_or(power: str, confidence: float, alternatives: Sequence[str]) -> str:
+    """The best fit is only in the catalog; configured powers that may do it instead."""
+    named = " or ".join(f"'{a}'" for a in alternatives)
+    return (
+        f"The best fit, '{power}' ({sure(confidence)}), is only in the catalog, not configured here. "
+        f"Configured powers that may do it: {named}. Ask the user which, unless the request says; then "
+        "activate_power(name)."
+    )
+
+
 def lacks_call(power: str, confidence: float) -> str:
     return (
         f"'{power}' is the right power ({sure(confidence)}), but it was not started: this API key lacks the "
