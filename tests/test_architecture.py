@@ -31,6 +31,7 @@ BUDGETS = {
     "tool_selector/resolve": 1500,
     "tool_selector/resolve/rerank": 350,
     "tool_selector/route": 450,  # issue 32 added remembered (the memory in the decision); 39 its blocks
+    "tool_selector/route/arguments": 1700,  # issue 40: the next call's arguments, taken from the request
     "semantic_enrichment": 2100,
     "services/shared": 1500,
     "services/resolve": 420,
@@ -43,7 +44,7 @@ BUDGETS = {
     "routes/ui": 100,
     "eval/quality": 1750,  # issue 32 added replay
     "eval/fitting": 1800,  # issue 32 added memory_fit, issue 39 shadow_fit
-    "eval/bench": 2400,  # issue 39 added shadowing, issue 40 the conversation and the agent's driver
+    "eval/bench": 2600,  # issue 39 shadowing; issue 40 the conversation, the agent's driver, fill_arguments
     "eval/console": 800,
     "eval/cli": 1000,  # issue 31 bench-cold-start, 32 replay, 39 shadow-fit and bench-shadowing, 40 drive
     "eval/relevance": 1700,
