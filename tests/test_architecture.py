@@ -31,7 +31,7 @@ BUDGETS = {
     "tool_selector/resolve": 1500,
     "tool_selector/resolve/rerank": 350,
     "tool_selector/route": 450,  # issue 32 added remembered (the memory in the decision); 39 its blocks
-    "tool_selector/route/arguments": 1700,  # issue 40: the next call's arguments, taken from the request
+    "tool_selector/route/arguments": 2100,  # issue 40: the next call's arguments, taken from the request
     "semantic_enrichment": 2100,
     "services/shared": 1500,
     "services/resolve": 420,

@@ -33,10 +33,11 @@ class Filled(BaseModel):
 
 
 _PASSES = (
-    kinds.phones, kinds.owner_repo, text.versions, text.named, text.quoted, text.called,
+    kinds.phones, kinds.owner_repo, kinds.buckets, kinds.assignments, kinds.cells, text.versions, text.named,
+    text.quoted, text.called,
     kinds.urls_and_emails, kinds.paths, kinds.identifiers, kinds.zones, kinds.places, kinds.dates_and_times,
     kinds.currencies, kinds.languages_and_symbols, kinds.enums, text.search_words, numbers.numbers,
-    kinds.expressions, text.by_role, text.leftovers,
+    kinds.expressions, text.by_role, text.after_colon, text.leftovers,
 )  # fmt: skip
 
 

@@ -5,15 +5,20 @@ languages, tickers, enums and arithmetic."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from tool_selector.route.arguments.parameters import Parameter, is_datetime, takes_dates
 from tool_selector.route.arguments.places import LANGUAGES, currency_of
 from tool_selector.route.arguments.spans import Span
-from tool_selector.route.arguments.state import State, cued, near, pair, text_value
+from tool_selector.route.arguments.state import NOT_NAMES, State, cued, near, pair, text_value
 from tool_selector.route.arguments.when import Day, clock, iso, parse_time
 
 _PHONE = re.compile(r"(?<![\w+])\+?\d[\d\s().-]{5,}\d(?!\w)")
 _SLUG = re.compile(r"^([\w.-]+)/([\w.-]+)$")
+_S3 = re.compile(r"s3://([a-z0-9][a-z0-9.-]+)/?(\S*)")
+_ASSIGNMENT = re.compile(r"(?<![\w=])([A-Za-z][\w.:-]*)\s*=\s*([^\s,;=]+)")
+_CELLS = re.compile(r"(?:[A-Za-z]\w*!)?[A-Z]{1,3}\d{1,7}(?::[A-Z]{1,3}\d{1,7})?")
+_FORMULA = re.compile(r"=\s*[A-Z]+\([^)]*\)")
 _DIR_WORDS = ("repo", "dir", "directory", "folder", "root", "cwd", "workspace")
 _FILE_WORDS = ("file", "files", "filename", "filepath", "image", "document", "input", "output")
 _TIME_CONTEXT = re.compile(
@@ -55,12 +60,60 @@ def owner_repo(state: State, params: list[Parameter]) -> None:
             return
 
 
+def buckets(state: State, params: list[Parameter]) -> None:
+    """ "s3://acme-exports/tmp/old-dump.csv": the bucket, and the key (or prefix) inside it."""
+    bucket = next(iter(state.open(params, lambda p: p.has("bucket") and p.texty)), None)
+    if bucket is None:
+        return
+    inside = next(
+        iter(state.open(params, lambda p: p.has("key", "prefix") and p.texty and p is not bucket)), None
+    )
+    for span in state.free("word", "url", "path"):
+        uri = _S3.fullmatch(span.value)
+        if uri is not None:
+            state.give(bucket, uri.group(1), [span])
+            if inside is not None and uri.group(2):
+                state.give(inside, uri.group(2), [span])
+            return
+
+
+def assignments(state: State, params: list[Parameter]) -> None:
+    """ "set FEATURE_X=true", "store feature:new-checkout = on": a name and its value."""
+    value = next(iter(state.open(params, lambda p: p.words == ("value",))), None)
+    name = next(iter(state.open(params, lambda p: p.words in (("key",), ("name",), ("field",)))), None)
+    match = _ASSIGNMENT.search(state.text)
+    if value is None or name is None or match is None:
+        return
+    covered = _covered(state, match.start(), match.end())
+    if all(id(s) not in state.used for s in covered):
+        state.give(name, match.group(1), covered)
+        state.give(value, match.group(2), covered, source=match.group())
+
+
+def cells(state: State, params: list[Parameter]) -> None:
+    """Spreadsheet cells and ranges ("A1:C10", "B32"); a range's two ends for a start and an end cell."""
+    ranges = [s for s in state.free("word") if _CELLS.fullmatch(s.value)]
+    for param in state.open(params, lambda p: p.has("range", "cell") and p.texty and not p.array):
+        for span in ranges:
+            if id(span) in state.used:
+                continue
+            first, _, last = span.value.partition(":")
+            if param.has("range"):
+                state.give(param, span.value, [span])
+            elif param.role == "second" and last:
+                state.give(param, last, [span], source=span.value)
+            elif param.role == "first" or not last:
+                state.give(param, first, [span] if not last else [], source=span.value)
+                continue  # the range's end may go to the end cell
+            break
+
+
 def urls_and_emails(state: State, params: list[Parameter]) -> None:
     """Each URL and address to the parameter named just before it, else to a required one, else the first;
     a domain parameter takes a URL's host."""
     for kind in ("url", "email"):
         for span in state.free(kind):
-            taking = state.open(params, lambda p, k=kind: k in p.kinds)  # type: ignore[misc]
+            taking = state.open(params, lambda p, k=kind: k in p.kinds and (p.texty or p.array))  # type: ignore[misc]
             named = [p for p in taking if near(state.before(span, 2), p.words)]
             chosen = (named or sorted(taking, key=lambda p: not p.required))[:1]
             if not chosen:
@@ -108,6 +161,8 @@ def paths(state: State, params: list[Parameter]) -> None:
             state.give(param, span.value, [span])
         singles = [p for p in singles if p not in roles]
     for param in singles:
+        if not param.has(*_DIR_WORDS) and _joined(state, param):
+            continue
         fitting = [s for s in state.free("path", "filename") if _fits(param, s)]
         where = {"in", "at", "under", "of", "repo", "repository"}
         cued_in = [s for s in fitting if set(state.before(s, 2)) & where]
@@ -120,6 +175,22 @@ def paths(state: State, params: list[Parameter]) -> None:
             state.give(param, [s.value for s in fitting], fitting)
 
 
+def _joined(state: State, param: Parameter) -> bool:
+    """ "notes.txt in /tmp/demo", "a folder called reports in /tmp/demo": one name and the one folder it
+    is in make the path."""
+    inside = ("in", "into", "under", "inside")
+    folders = [
+        s for s in state.free("path") if not _is_file(s) and state.before(s, 1)[-1:] in [[w] for w in inside]
+    ]
+    names = [s for s in state.free("filename") if not re.search(r"[/\\]", s.value)]
+    names += [s for s in state.free("word") if state.before(s, 1)[-1:] in (["called"], ["named"])]
+    names = [s for s in names if s.value.lower() not in NOT_NAMES]
+    if len(folders) != 1 or len(names) != 1 or names[0].start > folders[0].start:
+        return False
+    state.give(param, folders[0].value.rstrip("/\\") + "/" + names[0].value, [names[0], folders[0]])
+    return True
+
+
 def _digits_fit(param: Parameter, span: Span) -> bool:
     return not param.numeric or span.value.lstrip("#").isdigit()
 
@@ -127,7 +198,14 @@ def _digits_fit(param: Parameter, span: Span) -> bool:
 def identifiers(state: State, params: list[Parameter]) -> None:
     """Values of a parameter's shape (its pattern, its examples: "NCT06524388"); IDs and hashes to id
     parameters, the one named right before it first, then the required ones in order."""
-    for param in state.open(params, lambda p: p.shape is not None and p.texty):
+    shaped = state.open(params, lambda p: p.shape is not None and p.texty)
+    roles = {p.role for p in shaped}
+    if len(shaped) == 2 and roles == {"first", "second"} and shaped[0].shape == shaped[1].shape:
+        shape = shaped[0].shape
+        fitting = [s for s in state.free("word") if shape is not None and shape.fullmatch(s.value)]
+        for param, span in pair(state, shaped, fitting):  # "from LHR to LIS"
+            state.give(param, span.value, [span])
+    for param in state.open(shaped, lambda p: True):
         for span in state.free("word", "id", "hash", "number", "quoted"):
             if param.shape is not None and param.shape.fullmatch(span.value):
                 state.give(param, [span.value] if param.array else span.value, [span])
@@ -138,7 +216,7 @@ def identifiers(state: State, params: list[Parameter]) -> None:
             if near(state.before(span, 2), param.anchors()) and _digits_fit(param, span):
                 state.give(param, text_value(param, span), [span])
                 break
-    for param in state.open(taking, lambda p: p.required or len(taking) == 1):
+    for param in state.open(taking, lambda p: p.required):
         kinds = ("hash", "id") if "hash" in param.kinds else ("id", "hash")
         spans = [s for k in kinds for s in state.free(k) if _digits_fit(param, s)]
         if spans and param.array:
@@ -177,12 +255,24 @@ def zones(state: State, params: list[Parameter]) -> None:
         state.give(param, span.zone, [span])
 
 
+def _takes_places(param: Parameter) -> bool:
+    """A city or location parameter; a city code is no place's name."""
+    return (
+        param.has("city", "location", "town", "place")
+        and param.texty
+        and not param.enum
+        and not param.has("code")
+    )
+
+
 def places(state: State, params: list[Parameter]) -> None:
     """A city or location parameter takes the place's name: a known place, or a capitalised word after
     "in", "at", "near"."""
-    for param in state.open(
-        params, lambda p: p.has("city", "location", "town", "place") and p.texty and not p.enum
-    ):
+    taking = state.open(params, _takes_places)
+    if len(taking) >= 2:
+        for param, span in pair(state, taking, [s for s in state.free("place") if s.place is not None]):
+            state.give(param, span.place.name if span.place else span.value, [span])
+    for param in state.open(taking, lambda p: True):
         known = state.free("place")
         if known and known[0].place is not None:
             state.give(param, known[0].place.name, known[:1])
@@ -215,9 +305,13 @@ def dates_and_times(state: State, params: list[Parameter]) -> None:
     second = next((p for p in taking if p.role == "second"), None)
     ranged = next((s for s in days if s.day is not None and s.day.last is not None), None)
     if ranged is not None and ranged.day is not None and ranged.day.last is not None and first is not None:
-        _give_day(state, first, ranged, ranged.day, times)
-        if second is not None and second.required:
-            _give_day(state, second, ranged, Day(ranged.day.last), times)
+        _give_day(state, first, ranged, ranged.day, times[:1])
+        if second is not None and (second.required or not ranged.day.open_end):
+            _give_day(state, second, ranged, Day(ranged.day.last), times[1:2])
+        return
+    if len(days) == 1 and len(times) == 2 and first is not None and second is not None and days[0].day:
+        _give_day(state, first, days[0], days[0].day, times[:1])  # "thursday 9 to 10am"
+        _give_day(state, second, days[0], days[0].day, times[1:])
         return
     for param, span in pair(state, taking, days):
         if span.day is not None:
@@ -288,15 +382,15 @@ def enums(state: State, params: list[Parameter]) -> None:
     two parameters with one enum, "to pdf" goes to the output."""
     taking = state.open(params, lambda p: bool(p.enum))
     for param in taking:
-        found: dict[str, Span] = {}
+        found: dict[Any, Span] = {}
         for value in param.enum:
-            pattern = _enum_pattern(value)
+            pattern = _enum_pattern(str(value))
             for span in state.free("word", "place", "number", "language", "currency", "filename"):
                 match = pattern.match(state.text, span.start)
                 if match and (span.kind != "word" or match.end() >= span.end):
                     found.setdefault(value, span)
         found = {
-            v: s for v, s in found.items() if v.lower() not in ("all", "any", "none", "default")
+            v: s for v, s in found.items() if str(v).lower() not in ("all", "any", "none", "default")
         } or found
         rivals = [p for p in taking if p is not param and set(p.enum) & set(found)]
         if rivals and param.role is not None:
@@ -307,7 +401,11 @@ def enums(state: State, params: list[Parameter]) -> None:
 
 
 def expressions(state: State, params: list[Parameter]) -> None:
-    """ "17 * 23 + 4" for an expression parameter."""
+    """ "17 * 23 + 4" for an expression parameter, "=SUM(B2:B31)" for a formula."""
+    for param in state.open(params, lambda p: p.has("formula") and p.texty):
+        match = _FORMULA.search(state.text)
+        if match is not None:
+            state.give(param, match.group(), _covered(state, match.start(), match.end()))
     for param in state.open(
         params, lambda p: p.has("expression", "expr", "equation", "calculation") and p.texty
     ):

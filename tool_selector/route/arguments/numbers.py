@@ -6,6 +6,7 @@ two generic parameters (``a``, ``b``) in order. A number inside a URL, a path, a
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from tool_selector.route.arguments.parameters import Parameter, is_count
@@ -36,6 +37,7 @@ def numbers(state: State, params: list[Parameter]) -> None:
     if not taking:
         return
     _amounts(state, taking)
+    _ranges(state, taking)
     _named_numbers(state, taking)
     _counts(state, taking)
     _coordinates(state, taking)
@@ -52,10 +54,26 @@ def _amounts(state: State, taking: list[Parameter]) -> None:
                 break
 
 
+def _ranges(state: State, taking: list[Parameter]) -> None:
+    """ "between 1000 and 2000", "from 10 to 20": a pair's first and second number (min and max, ...)."""
+    first = state.open(taking, lambda p: p.numeric and p.role == "first")
+    second = state.open(taking, lambda p: p.numeric and p.role == "second")
+    if len(first) != 1 or len(second) != 1:
+        return
+    spans = [s for s in state.free("number") if numeric(s.value) is not None]
+    for low, high in itertools.pairwise(spans):
+        if state.before(low, 1)[-1:] in (["between"], ["from"]) and re.fullmatch(
+            r"\s+(?:and|to|-)\s+", state.gap(low, high)
+        ):
+            _give(state, first[0], low)
+            _give(state, second[0], high)
+            return
+
+
 def _score(state: State, param: Parameter, span: Span) -> float:
     """How surely the words around a number make it this parameter's: its name next to it (right before
     it counts most), a unit its description gives after it, a word of its description before it."""
-    before, after = state.before(span, 2), state.after(span, 3)
+    before, after = state.before(span, 2, clause=True), state.after(span, 3, clause=True)
     around = before + after[:2]
     anchors = param.anchors()
     score = 0.0
@@ -114,10 +132,20 @@ def _coordinates(state: State, taking: list[Parameter]) -> None:
     if not lats or len(lats) != len(lons):
         return
     pairs = sorted(zip(lats, lons, strict=True), key=lambda p: (p[0].role == "second", p[0].role != "first"))
-    spans = [s for s in state.free("number") if numeric(s.value) is not None]
-    for (lat, lon), at in zip(pairs, range(0, len(spans) - 1, 2), strict=False):
-        _give(state, lat, spans[at])
-        _give(state, lon, spans[at + 1])
+    numbers = [s for s in state.free("number") if numeric(s.value) is not None]
+    coordinates = [
+        (a, b)
+        for a, b in itertools.pairwise(numbers)
+        if re.fullmatch(r"\s*,?\s*", state.gap(a, b)) and any(re.search(r"[.-]", s.value) for s in (a, b))
+    ]  # "38.72, -9.14": not "2 km of 10 Elm Road"
+    taken: set[int] = set()
+    for lat, lon in pairs:
+        pair = next((c for c in coordinates if not {id(c[0]), id(c[1])} & taken), None)
+        if pair is None:
+            return
+        _give(state, lat, pair[0])
+        _give(state, lon, pair[1])
+        taken |= {id(pair[0]), id(pair[1])}
 
 
 def _generic(state: State, taking: list[Parameter]) -> None:

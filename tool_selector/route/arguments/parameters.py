@@ -45,7 +45,7 @@ class Parameter:
     described: frozenset[str]  # the description's words in lower case (no stop words)
     units: frozenset[str]  # what its number counts or measures ("seconds", "results")
     role: Role | None
-    enum: tuple[str, ...]  # the enum, or the values its description lists in quotes
+    enum: tuple[Any, ...]  # the enum, or the values its description lists in quotes
     shape: re.Pattern[str] | None  # a pattern its values match (the schema's, or one of its examples)
 
     @property
@@ -133,10 +133,11 @@ def _run(run: str) -> str:
     return re.escape(run)
 
 
-def _enum(spec: dict[str, Any], types: set[str], kinds: frozenset[Kind]) -> tuple[str, ...]:
-    enum = spec.get("enum") or (spec.get("items") or {}).get("enum")
+def _enum(spec: dict[str, Any], types: set[str], kinds: frozenset[Kind]) -> tuple[Any, ...]:
+    items = spec.get("items")
+    enum = spec.get("enum") or (items.get("enum") if isinstance(items, dict) else None)
     if isinstance(enum, list):
-        return tuple(str(v) for v in enum if isinstance(v, str | int) and not isinstance(v, bool))
+        return tuple(v for v in enum if isinstance(v, str | int) and not isinstance(v, bool))
     description = str(spec.get("description") or "")
     if kinds or "string" not in types or re.search(r"e\.g\.|example|such as", description, re.IGNORECASE):
         return ()
@@ -182,7 +183,7 @@ def parameters_of(input_schema: dict[str, Any]) -> list[Parameter]:
                 name=str(name),
                 spec=spec,
                 required=name in required_names,
-                types=frozenset(types - {"array"} | (_types(items) if array else set())),
+                types=frozenset((types - {"array"}) | _types(items)) if array else frozenset(types),
                 array=array,
                 kinds=kinds,
                 words=words,
@@ -220,7 +221,7 @@ def is_datetime(parameter: Parameter) -> bool:
 
 
 def takes_dates(parameter: Parameter) -> bool:
-    if parameter.numeric:
+    if parameter.numeric or not parameter.texty:
         return False
     if parameter.kinds & {"date", "datetime"} or parameter.has("month", "date", "day"):
         return True

@@ -167,7 +167,7 @@ CURRENCY_CODES = frozenset(
 _CURRENCY_WORDS = {
     "dollar": "USD", "dollars": "USD", "buck": "USD", "bucks": "USD", "euro": "EUR", "euros": "EUR",
     "pound": "GBP", "pounds": "GBP", "sterling": "GBP", "yen": "JPY", "franc": "CHF", "francs": "CHF",
-    "rupee": "INR", "rupees": "INR", "yuan": "CNY", "renminbi": "CNY", "bitcoin": "BTC", "ether": "ETH",
+    "rupee": "INR", "rupees": "INR", "yuan": "CNY", "renminbi": "CNY",
     "$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY", "₹": "INR",
 }  # fmt: skip
 CURRENCY = re.compile(

@@ -19,7 +19,17 @@ from tool_selector.route.arguments.places import (
     region_zone,
     zone_of,
 )
-from tool_selector.route.arguments.when import CLOCK_WORDS, RELATIVE, Day, parse_date, relative
+from tool_selector.route.arguments.when import (
+    CLOCK_WORDS,
+    DAY_RANGE,
+    RELATIVE,
+    TIME_RANGE,
+    Day,
+    day_range,
+    parse_date,
+    relative,
+    time_range,
+)
 
 _OPENING = "\"'`“‘«"
 _TOKEN = re.compile(r"[\w$][\w.:/+*#~^-]*[\w/*]|\w")
@@ -71,9 +81,13 @@ def spans_of(text: str, now: datetime | None) -> list[Span]:
             continue
         end = start + len(argument.value)
         at = end
-        if argument.kind == "number" and text[start - 1 : start] in ("~", "^"):
-            continue  # "HEAD~1": part of a git ref, read whole as a word below
+        if argument.kind == "number" and (
+            text[start - 1 : start] in ("~", "^") or re.match(r":[A-Za-z]", text[end : end + 2])
+        ):
+            continue  # "HEAD~1", "19:abc123": part of a name, read whole as a word below
         quoted = start > 0 and text[start - 1] in _OPENING
+        if quoted and text.rfind("{", 0, start) > text.rfind("}", 0, start):
+            continue  # a JSON or object literal's quoted keys are no values of their own
         day = parse_date(argument.value, now) if argument.kind in ("date", "datetime") else None
         zone = zone_of(argument.value) if argument.kind == "timezone" else None
         add(Span(start, end, argument.kind, argument.value, quoted, day=day, zone=zone))
@@ -87,6 +101,22 @@ def spans_of(text: str, now: datetime | None) -> list[Span]:
                 spans.remove(number)
                 cover.give_back(number.start, number.end)
             add(Span(match.start(), match.end(), "relative", match.group(), day=found))
+    for match in DAY_RANGE.finditer(text):
+        days = day_range(match, now)
+        inside = [s for s in spans if s.start < match.end() and s.end > match.start()]
+        if days is not None and all(s.kind in ("number", "date") for s in inside):
+            for span in inside:  # "12-15 Sept", "June 1-7": one range, not a number and a date
+                spans.remove(span)
+                cover.give_back(span.start, span.end)
+            add(Span(match.start(), match.end(), "relative", match.group(), day=days))
+    for match in TIME_RANGE.finditer(text):
+        inside = [s for s in spans if s.start < match.end() and s.end > match.start()]
+        if all(s.kind in ("number", "time") for s in inside):
+            for span in inside:  # "9 to 10am", "10:00-12:00": two times
+                spans.remove(span)
+                cover.give_back(span.start, span.end)
+            for value, (start, end) in zip(time_range(match), (match.span(1), match.span(2)), strict=True):
+                add(Span(start, end, "time", value))
     for match in CLOCK_WORDS.finditer(text):
         add(Span(match.start(), match.end(), "clock", match.group()))
     for span in [s for s in spans if s.kind in ("time", "clock")]:
@@ -114,14 +144,17 @@ def spans_of(text: str, now: datetime | None) -> list[Span]:
     return sorted(spans, key=lambda s: s.start)
 
 
-def words_before(text: str, start: int, count: int = 3) -> list[str]:
-    """The ``count`` words before a position, lower case, nearest last; a sentence's end stops them."""
-    before = re.split(r"[.;!?](?:\s|$)", text[max(0, start - 80) : start])[-1]
+def words_before(text: str, start: int, count: int = 3, *, clause: bool = False) -> list[str]:
+    """The ``count`` words before a position, lower case, nearest last; a sentence's end (with ``clause``,
+    a comma too) stops them."""
+    ends = r"[.;!?](?:\s|$)|," if clause else r"[.;!?](?:\s|$)"
+    before = re.split(ends, text[max(0, start - 80) : start])[-1]
     return _WORDS.findall(before.lower())[-count:]
 
 
-def words_after(text: str, end: int, count: int = 3) -> list[str]:
-    after = re.split(r"[.;!?](?:\s|$)", text[end : end + 80])[0]
+def words_after(text: str, end: int, count: int = 3, *, clause: bool = False) -> list[str]:
+    ends = r"[.;!?](?:\s|$)|," if clause else r"[.;!?](?:\s|$)"
+    after = re.split(ends, text[end : end + 80])[0]
     return _WORDS.findall(after.lower())[:count]
 
 

@@ -4,6 +4,7 @@ JSON type a parameter takes."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
@@ -51,11 +52,11 @@ class State:
             source = self.text[min(s.start for s in spans) : max(s.end for s in spans)]
         self.sources[parameter.name] = source or ""
 
-    def before(self, span: Span, count: int = 2) -> list[str]:
-        return words_before(self.text, span.start, count)
+    def before(self, span: Span, count: int = 2, *, clause: bool = False) -> list[str]:
+        return words_before(self.text, span.start, count, clause=clause)
 
-    def after(self, span: Span, count: int = 3) -> list[str]:
-        return words_after(self.text, span.end, count)
+    def after(self, span: Span, count: int = 3, *, clause: bool = False) -> list[str]:
+        return words_after(self.text, span.end, count, clause=clause)
 
     def gap(self, left: Span, right: Span) -> str:
         return self.text[left.end : right.start]
@@ -77,6 +78,8 @@ def cued(state: State, span: Span) -> str | None:
     for word in reversed(before):
         if word in FIRST_CUES:
             return "first"
+        if word == "and" and "between" not in words_before(state.text, span.start, 8):
+            continue  # "with Lee and Priya next Tuesday": "and" pairs only after "between"
         if word in SECOND_CUES:
             return "second"
     if before and before[-1] == "in" and "from" not in before:
@@ -121,6 +124,17 @@ def number_for(param: Parameter, value: str) -> Any:
     if "integer" in param.types or (number.is_integer() and "number" in param.types):
         return int(number) if number.is_integer() else None
     return number if param.numeric else value
+
+
+def takes_as_id(param: Parameter, span: Span) -> bool:
+    """An ID parameter (``*_id``, ``*Ids``) takes an ID, a hash, a number or a word that reads as a name
+    of something, never a plain word or words ("my checking account", 'Misc')."""
+    if param.head not in ("id", "ids") or span.kind in ("id", "hash", "number"):
+        return True
+    value = span.value
+    if " " in value.strip() or not re.search(r"\d|[_:./=-]|[a-z][A-Z]|^[A-Z0-9]+$", value):
+        return False
+    return not re.fullmatch(r"[A-Z][a-z]+", value)
 
 
 def text_value(param: Parameter, span: Span) -> Any:

@@ -42,6 +42,7 @@ class Day:
     first: date
     last: date | None = None  # a range: from ``first`` to ``last``
     month: bool = False  # only a month was given ("October 2026"): ``first`` is its first day
+    open_end: bool = False  # "the last 7 days": its end is today, which an optional end leaves out
     clock: tuple[int, int] | None = None  # the time given with it (an ISO date-time)
 
 
@@ -81,7 +82,7 @@ def relative(match: re.Match[str], now: datetime | None) -> Day | None:
     if groups["ahead"]:
         return Day(_shift(today, groups["ahead_unit"], _count(groups["ahead"])))
     if groups["span_unit"]:
-        return Day(_shift(today, groups["span_unit"], -_count(groups["span"])), today)
+        return Day(_shift(today, groups["span_unit"], -_count(groups["span"])), today, open_end=True)
     weekday = _WEEKDAYS.index(groups["weekday"].lower())
     cue = (groups["cue"] or "").lower()
     if cue in ("since", "last"):
@@ -126,6 +127,45 @@ def parse_date(written: str, now: datetime | None) -> Day | None:
         return Day(date(given_year, month, days[0]))
     except ValueError:
         return None
+
+
+_MONTH_WORDS = "|".join(sorted(_MONTHS, key=len, reverse=True))
+DAY_RANGE = re.compile(
+    rf"\b(?:(?P<a>\d{{1,2}})(?:st|nd|rd|th)?\s*(?:-|–|to)\s*(?P<b>\d{{1,2}})(?:st|nd|rd|th)?\s+(?P<m1>{_MONTH_WORDS})\.?"
+    rf"|(?P<m2>{_MONTH_WORDS})\.?\s+(?P<c>\d{{1,2}})(?:st|nd|rd|th)?\s*(?:-|–|to)\s*(?P<d>\d{{1,2}})(?:st|nd|rd|th)?)\b"
+    r"(?:,?\s+(?P<y>(?:19|20)\d\d))?",
+    re.IGNORECASE,
+)
+TIME_RANGE = re.compile(
+    r"(?<![\w:])(\d{1,2}(?::\d\d)?)\s*(?:-|–|to)\s*(\d{1,2}(?::\d\d)?)\s*([ap])?\.?(?:m\b\.?)?",
+    re.IGNORECASE,
+)
+
+
+def day_range(match: re.Match[str], now: datetime | None) -> Day | None:
+    """ "12-15 Sept", "June 1-7": the range's first and last day, in the year written or ``now``'s."""
+    year = int(match.group("y")) if match.group("y") else (None if now is None else now.year)
+    month = _MONTHS[(match.group("m1") or match.group("m2")).lower()]
+    first, last = (
+        (match.group("a"), match.group("b")) if match.group("m1") else (match.group("c"), match.group("d"))
+    )
+    if year is None:
+        return None
+    try:
+        return Day(date(year, month, int(first)), date(year, month, int(last)))
+    except ValueError:
+        return None
+
+
+def time_range(match: re.Match[str]) -> tuple[str, str]:
+    """ "9 to 10am" -> 9am and 10am, "11-1pm" -> 11am and 1pm, "10:00-12:00" as written."""
+    first, last, half = match.group(1), match.group(2), (match.group(3) or "").lower()
+    if not half:
+        return first, last
+    start_half = half
+    if half == "p" and int(first.split(":")[0]) > int(last.split(":")[0]) and int(first.split(":")[0]) != 12:
+        start_half = "a"  # "11-1pm": from 11 in the morning
+    return f"{first}{start_half}m", f"{last}{half}m"
 
 
 _TIME = re.compile(

@@ -19,7 +19,11 @@ NOW = datetime(2026, 11, 20, 10, 0)  # a Friday
 
 @cache
 def _schemas() -> dict[str, dict[str, Any]]:
-    catalogs = [DATASETS / "argument-fill" / "tools.json", DATASETS / "gateway-demo" / "tools.json"]
+    catalogs = [
+        DATASETS / "argument-fill" / "tools.json",
+        DATASETS / "gateway-demo" / "tools.json",
+        *sorted((DATASETS / "personal-setups").glob("*/tools.json")),
+    ]
     tools = [t for catalog in catalogs for t in json.loads(catalog.read_text(encoding="utf-8"))]
     return {f"{t['server']}::{t['name']}": t["input_schema"] for t in tools}
 
@@ -335,3 +339,85 @@ def test_a_malformed_schema_gives_no_error_and_values_only_for_parameters_it_dec
 ) -> None:
     filled = fill_arguments("set code X9 mode 1 when 3 at /tmp/a.txt", schema, now=NOW)
     assert set(filled.arguments) <= set(schema.get("properties") or {})
+
+
+def test_a_day_range_and_a_time_range_give_a_start_and_an_end() -> None:
+    fitbit = "Fitbit MCP Connector for AI::get_sleep_by_date_range"
+    assert fill(fitbit, "sleep data for 1-7 June").arguments == {
+        "startDate": "2026-06-01",
+        "endDate": "2026-06-07",
+    }
+    airbnb = fill(
+        "Airbnb MCP Server::airbnb_search", "airbnb in Porto for 2 adults, 12-15 Sept, under 120 a night"
+    )
+    assert airbnb.arguments == {
+        "location": "Porto",
+        "checkin": "2026-09-12",
+        "checkout": "2026-09-15",
+        "adults": 2,
+    }
+    event = fill(
+        "Google Workspace MCP Server::create_event", "put 'Dentist' in my calendar thursday 9 to 10am"
+    )
+    assert event.arguments == {
+        "summary": "Dentist",
+        "start": "2026-11-26T09:00:00",
+        "end": "2026-11-26T10:00:00",
+    }
+
+
+def test_numbers_that_are_not_coordinates_fill_no_latitude() -> None:
+    chargers = "OpenStreetMap (OSM) MCP Server::find_ev_charging_stations"
+    filled = fill(chargers, "EV chargers within 2 km of 10 Elm Road, Leeds")
+    assert "latitude" not in filled.arguments and "longitude" not in filled.arguments
+    assert fill("MCP Weather Free::get_weather", "weather at 38.72, -9.14").arguments == {
+        "latitude": 38.72,
+        "longitude": -9.14,
+    }
+
+
+def test_an_id_parameter_takes_an_id_never_a_plain_name() -> None:
+    ynab = fill("YNAB MCP Server::list-transactions", "last 20 transactions on my checking account")
+    assert "account_id" not in ynab.arguments and ynab.missing == ["account_id"]
+    bot = fill("Attendee MCP Server::make_bot_speak", "have the bot say 'recording starts now' out loud")
+    assert bot.arguments == {"text": "recording starts now"} and bot.missing == ["bot_id"]
+    assert fill("Attendee MCP Server::make_bot_speak", "make bot_8Fz say 'hi'").arguments == {
+        "bot_id": "bot_8Fz",
+        "text": "hi",
+    }
+
+
+def test_the_words_after_a_colon_or_saying_are_the_body() -> None:
+    assert fill("everything::echo", "repeat after me: testing 1 2 3").arguments == {
+        "message": "testing 1 2 3"
+    }
+    email = fill(
+        "Google Workspace MCP Server::send_email",
+        "email anna@x.io, subject 'Beta', saying we ship on the 14th",
+    )
+    assert email.arguments == {"to": "anna@x.io", "subject": "Beta", "body": "we ship on the 14th"}
+    sql = "Supabase MCP Server::execute_postgresql"
+    assert fill(
+        sql, "on the db run: select count(*) from orders where d > now() - interval '1 day'"
+    ).arguments == {"query": "select count(*) from orders where d > now() - interval '1 day'"}
+
+
+def test_a_name_in_a_sandbox_folder_is_joined_into_one_path() -> None:
+    assert fill(
+        "filesystem::create_directory", "create a folder called reports in /tmp/ts-demo"
+    ).arguments == {"path": "/tmp/ts-demo/reports"}
+    assert fill("filesystem::read_text_file", "read notes.txt in /tmp/ts-demo").arguments == {
+        "path": "/tmp/ts-demo/notes.txt"
+    }
+
+
+def test_a_product_or_kind_named_before_a_thing_is_not_its_name() -> None:
+    assert fill(
+        "GitHub Repository MCP Server::get-file-content", "get package.json from a GitHub repo"
+    ).arguments == {"path": "package.json"}
+    assert (
+        fill("AWS MCP Server::dynamodb_item_delete", "delete an item from a DynamoDB table").arguments == {}
+    )
+    assert fill("docker-mcp::get-logs", "show me the logs of the postgres-dev container").arguments == {
+        "container_name": "postgres-dev"
+    }

@@ -82,7 +82,7 @@ def test_a_month_is_its_first_day_and_an_impossible_or_yearless_date_without_now
 def test_a_relative_date_is_read_against_now(text: str, first: date, last: date | None) -> None:
     match = RELATIVE.search(text)
     assert match is not None
-    assert relative(match, NOW) == Day(first, last)
+    assert relative(match, NOW) == Day(first, last, open_end=last is not None)
     assert relative(match, None) is None
 
 
