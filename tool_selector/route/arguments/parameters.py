@@ -110,9 +110,11 @@ def _shape(spec: dict[str, Any], kinds: frozenset[Kind]) -> re.Pattern[str] | No
     pattern = spec.get("pattern")
     if isinstance(pattern, str):
         try:
-            return re.compile(pattern)
+            compiled = re.compile(pattern)
         except re.error:
             return None
+        # a pattern any word fits ("^[a-zA-Z0-9_-]+$") says nothing about which word is the value
+        return None if any(compiled.fullmatch(w) for w in ("create", "Hello", "my-list")) else compiled
     examples = [
         e for e in _EXAMPLE.findall(str(spec.get("description") or "")) if any(c.isdigit() for c in e)
     ]

@@ -131,12 +131,10 @@ def _after_anchor(state: State, param: Parameter, rest: list[Span], anchors: set
             continue
         if id(span) in state.used:
             return None
-        if (
-            param.kinds & {"path", "filename"}
-            and span.kind not in ("path", "filename")
-            and state.free("path")
-        ):
-            return None
+        folder = param.has("folder", "dir", "directory")
+        pathless = param.kinds & {"path", "filename"} and span.kind not in ("path", "filename")
+        if pathless and (state.free("path") or not (folder or re.search(r"[./\\]", span.value))):
+            return None  # a file parameter takes a file's name, not "4x"; a folder may be a plain name
         if span.kind == "quoted" or span.kind not in ("word", "relative", "clock", "language"):
             return span
         if _prose(param):
@@ -240,7 +238,7 @@ def search_words(state: State, params: list[Parameter]) -> None:
     if state.free("quoted"):
         return  # quoted text is the search's words: the last pass gives it
     for param in state.open(
-        params, lambda p: p.texty and not p.array and not p.code and not p.kinds - {"quoted"}
+        params, lambda p: p.texty and not p.array and not p.code and not p.enum and not p.kinds - {"quoted"}
     ):
         searching = param.head in _SEARCH_NAMES
         if not searching and not (param.has("title") and param.required):
@@ -263,7 +261,8 @@ def search_words(state: State, params: list[Parameter]) -> None:
             if any(id(s) in state.used or s.kind in ("url", "email", "path") for s in inside):
                 continue
             value = re.sub(r"^the\s+", "", _WHERE.sub("", state.text[start:end]).strip(), flags=re.IGNORECASE)
-            if value and value.lower() not in _SOURCES:
+            generic = re.fullmatch(r"(?:a|an|some|any)\s+\w+", value, re.IGNORECASE)  # "for a keyword"
+            if value and value.lower() not in _SOURCES and not generic:
                 state.give(param, value, [s for s in inside if s.end <= start + len(value)], source=value)
 
 
@@ -333,6 +332,8 @@ def _leftover_order(param: Parameter) -> tuple[bool, int, bool]:
 def _takes_quote(param: Parameter, span: Span) -> bool:
     if param.code and not LOOKS_LIKE_CODE.search(span.value):
         return False
+    if param.head == "code" and len(param.words) > 1 and re.search(r"\s", span.value):
+        return False  # language_code, country_code: a short code, not a phrase
     if param.kinds & {"id", "hash"} and not param.kinds & {"quoted"} and re.search(r"\s", span.value):
         return False
     return takes_as_id(param, span)

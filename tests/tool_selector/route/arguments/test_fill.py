@@ -421,3 +421,13 @@ def test_a_product_or_kind_named_before_a_thing_is_not_its_name() -> None:
     assert fill("docker-mcp::get-logs", "show me the logs of the postgres-dev container").arguments == {
         "container_name": "postgres-dev"
     }
+
+
+def test_a_pattern_any_word_fits_and_a_generic_search_phrase_are_no_values() -> None:
+    flag = fill("GrowthBook MCP Server::create_feature_flag", "create a boolean flag defaulting to false")
+    assert "id" not in flag.arguments
+    assert fill("FetchSERP MCP Server::get_serp_html", "fetch the results page for a query").arguments == {}
+    volume = "DataForSEO MCP Server::keywords-google-ads-search-volume"
+    assert fill(volume, "search volume for 'soy candles' and 'beeswax candles'").arguments == {
+        "keywords": ["soy candles", "beeswax candles"]
+    }
