@@ -30,7 +30,8 @@ BUDGETS = {
     "tool_selector/index": 700,
     "tool_selector/resolve": 1550,  # issue 40: a request beside the query (its arguments order the tools)
     "tool_selector/resolve/rerank": 350,
-    "tool_selector/route": 1100,  # issue 40: the steps, every sentence of an answer, the arguments
+    "tool_selector/route": 750,  # issue 32 remembered; 40 the steps and every sentence of an answer
+    "tool_selector/route/arguments": 2100,  # issue 40: the next call's arguments, taken from the request
     "semantic_enrichment": 2100,
     "services/shared": 1500,
     "services/resolve": 340,  # issue 40 moved the steps of a multi-step request to the route stage
@@ -43,7 +44,7 @@ BUDGETS = {
     "routes/ui": 100,
     "eval/quality": 1950,  # issue 32 added replay, issue 40 the phrasings and the readings of a request
     "eval/fitting": 1850,  # issue 32 added memory_fit, issue 39 shadow_fit, issue 40 phrasings in lodo
-    "eval/bench": 2400,  # issue 39 added shadowing, issue 40 the conversation and the agent's driver
+    "eval/bench": 2600,  # issue 39 shadowing; issue 40 the conversation, the agent's driver, fill_arguments
     "eval/console": 800,
     "eval/cli": 1050,  # issue 31 bench-cold-start, 32 replay, 39 shadow-fit and bench-shadowing, 40 drive
     # and --phrasing

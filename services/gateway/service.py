@@ -20,6 +20,7 @@ import logging
 import re
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from functools import partial
 from typing import Any
 
@@ -261,7 +262,7 @@ class GatewayService:
             started,
             error,
             set(view.seen),
-            filler(words),
+            filler(words, query),
             _blurbs(runnable),
             fit=_fit(resolution, power),
             top3=max(resolution.top3_confidence, resolution.confidence),
@@ -476,12 +477,19 @@ def _text(value: Any, field: str, example: str) -> str:
     return value.strip()
 
 
-def filler(words: str) -> Callable[[types.Tool], Filled]:
-    """The arguments ``words`` give for a tool's parameters, and its required ones they do not give."""
+def filler(*texts: str) -> Callable[[types.Tool], Filled]:
+    """The arguments ``texts`` give for a tool's parameters (the user's words first, then the agent's query:
+    a value the first gives wins), and its required ones none of them gives. Relative dates are read
+    against this machine's clock."""
 
     def fill(tool: types.Tool) -> Filled:
-        found = fill_arguments(words, dict(tool.input_schema))
-        return Filled(arguments=dict(found.arguments), missing=list(found.missing))
+        schema, now = dict(tool.input_schema), datetime.now().astimezone()
+        arguments: dict[str, Any] = {}
+        for text in dict.fromkeys(t for t in texts if t):
+            found = fill_arguments(text, schema, now=now)
+            arguments |= {k: v for k, v in found.arguments.items() if k not in arguments}
+        required = [r for r in schema.get("required") or [] if isinstance(r, str)]
+        return Filled(arguments=arguments, missing=[r for r in required if r not in arguments])
 
     return fill
 
