@@ -64,6 +64,7 @@ class Request:
     gold_servers: list[str]
     gold_slot: list[str]  # "server::tool", the first slot's tools
     gold_arguments: dict[str, Any]
+    missing_required: list[str] = field(default_factory=list)  # required values the request does not give
 
     @property
     def answerable(self) -> bool:
@@ -107,6 +108,7 @@ def read_requests(folder: Path) -> list[Request]:
                 gold_servers=list(row.get("gold_servers") or []),
                 gold_slot=list(slots[0]) if slots else [],
                 gold_arguments=dict(row.get("gold_arguments") or {}),
+                missing_required=list(row.get("missing_required") or []),
             )
         )
     return requests
@@ -200,10 +202,13 @@ def _filled(value: Any) -> bool:
     return value not in (None, "", [], {})
 
 
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, str) and isinstance(b, str):
-        return a.strip().lower().rstrip("/") == b.strip().lower().rstrip("/")
-    return bool(a == b)
+def _same(got: Any, gold: Any) -> bool:
+    """The next step's value is the gold one; a relative path the request gave counts for the gold's
+    absolute path that ends with it (the request cannot say the sandbox's root)."""
+    if isinstance(got, str) and isinstance(gold, str):
+        got, gold = got.strip().lower().rstrip("/"), gold.strip().lower().rstrip("/")
+        return got == gold or (not got.startswith("/") and "/" in gold and gold.endswith("/" + got))
+    return bool(got == gold)
 
 
 class Agent:
@@ -442,7 +447,10 @@ def _report(
         "next_step": {
             "activations": len(activations),
             "right_tool": _share([t.next_right for t in activations]),
-            "required_filled": _share([t.required_filled for t in activations if t.next_right]),
+            # of the right next steps whose request gives every required value (the dataset's gold)
+            "required_filled": _share(
+                [t.required_filled for t in activations if t.next_right and not by_id[t.id].missing_required]
+            ),
             "gold_values_matched": _share([t.gold_values_matched for t in activations if t.next_right]),
         },
         "unanswerable": {
