@@ -28,7 +28,7 @@ BUDGETS = {
     "tool_selector/search/embedded": 1300,
     "tool_selector/search/weaviate": 950,
     "tool_selector/index": 700,
-    "tool_selector/resolve": 1550,  # issue 40: a request beside the query (its arguments order the tools)
+    "tool_selector/resolve": 1700,  # issue 40: a request beside the query, the tool order
     "tool_selector/resolve/rerank": 350,
     "tool_selector/route": 750,  # issue 32 remembered; 40 the steps and every sentence of an answer
     "tool_selector/route/arguments": 2100,  # issue 40: the next call's arguments, taken from the request
@@ -42,11 +42,11 @@ BUDGETS = {
     "routes": 1700,
     "routes/cli": 1350,  # one module a command group; issue 31 added `init` and the lazy dispatch
     "routes/ui": 100,
-    "eval/quality": 1950,  # issue 32 added replay, issue 40 the phrasings and the readings of a request
+    "eval/quality": 2300,  # issue 32 replay, issue 40 the phrasings, readings of a request, tool order
     "eval/fitting": 1850,  # issue 32 added memory_fit, issue 39 shadow_fit, issue 40 phrasings in lodo
     "eval/bench": 2600,  # issue 39 shadowing; issue 40 the conversation, the agent's driver, fill_arguments
     "eval/console": 800,
-    "eval/cli": 1050,  # issue 31 bench-cold-start, 32 replay, 39 shadow-fit and bench-shadowing, 40 drive
+    "eval/cli": 1150,  # issue 31 bench-cold-start, 32 replay, 39 shadow-fit, bench-shadowing, 40 drive
     # and --phrasing
     "eval/relevance": 1700,
 }

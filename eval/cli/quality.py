@@ -203,6 +203,65 @@ def calibrate_lodo_command(
             typer.echo(text)
 
 
+@lab.command("tool-order")
+def tool_order_command(
+    datasets: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Dataset folders or roots, as PATH or FAMILY=PATH (sets of one FAMILY are left out together)"
+        ),
+    ] = None,
+    each: Annotated[
+        list[Path] | None,
+        typer.Option(help="A root whose every folder is a dataset of its own (the personal setups)"),
+    ] = None,
+    phrasing: Annotated[
+        list[str] | None,
+        typer.Option(help="The phrasings read where a dataset has them (repeat; default user): user, agent"),
+    ] = None,
+    enricher: Annotated[
+        EnricherChoice | None,
+        typer.Option(help="auto, offline, claude or none (default: the configured enricher)"),
+    ] = None,
+    out: Annotated[Path | None, typer.Option(help="Also write the tables here (Markdown)")] = None,
+) -> None:
+    """Print, per dataset and phrasing, how often the first of the right power's tools is right under
+    several orders of its tools (the fused search's, dense, blends, the action-entity match, the shipped
+    order, and one fitted leave-one-dataset-out): within the gold server, and over the activations."""
+    from eval.quality.tool_order import ORDERS, collect, datasets_of, figures, fitted_lines, table
+
+    def say(line: str) -> None:
+        typer.echo(line, err=True)
+
+    with mapped_errors():
+        specs = datasets_of(datasets or [], each or ())
+        if not specs:
+            raise InvalidInputError("No dataset given.", hint="For example: eval/datasets/gateway-demo")
+        cases = collect(cli_settings(), specs, _phrasings(phrasing, "--phrasing"), enricher=enricher, say=say)
+        results = figures(cases, ORDERS)
+        text = "\n".join(
+            [
+                "Right tool first within the gold server (its first gold server has two tools or more):",
+                "",
+                table(results, "within"),
+                "",
+                "Right tool first over the activations (a right power of two tools or more activated):",
+                "",
+                table(results, "activations"),
+                "",
+                *(
+                    ["The fitted column's weights, each chosen without its dataset:", *fitted_lines(results)]
+                    if any(r.fitted for r in results.values())
+                    else []
+                ),
+            ]
+        )
+        if out is not None:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(text + "\n", encoding="utf-8")
+        typer.echo(text)
+
+
 @lab.command("train-ranker")
 def train_ranker_command(
     datasets: Annotated[list[Path], typer.Argument(help=DATASETS_HELP + "; each weighs the same in the fit")],

@@ -5,7 +5,7 @@ plus two absolute probabilities: that the top power is right, and that a right o
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -28,6 +28,7 @@ from tool_selector.resolve.evidence import CatalogTerms, evidence_of
 from tool_selector.resolve.rerank.features import Candidates, rank_features
 from tool_selector.resolve.rerank.model import RankerModel
 from tool_selector.resolve.steps import split_query
+from tool_selector.resolve.toolorder import ToolOrder, ToolSignals, order_tools, tool_signals
 from tool_selector.search.backend import Fusion, SearchBackend, SearchQuery, Target
 from tool_selector.search.text import tokenize
 
@@ -106,6 +107,9 @@ class Ranking:
     candidates: Candidates | None = None  # what the ranker read (None when it did not run)
     matched: str = ""  # the text the search matched: the request with its arguments taken out
     arguments: tuple[Argument, ...] = ()  # the concrete arguments taken out of it
+    # what ordered each power's tools (toolorder.py): each candidate's signals, the arguments' weight
+    signals: Mapping[str, ToolSignals] = field(default_factory=dict)
+    argument_weight: float = 0.0
 
 
 SUPPORT = 0.2  # a power's score adds this share of its second-best tool's score
@@ -233,6 +237,7 @@ class Resolver:
         ranker: RankerModel | None = None,
         arguments: bool = False,
         argument_weight: float = 0.0,
+        tool_order: ToolOrder | None = None,
     ) -> None:
         reference = calibration.reference_vector
         if reference.size and reference.shape != (embedder.dim,):
@@ -254,6 +259,7 @@ class Resolver:
         self.ranker = ranker
         self.arguments = arguments  # take concrete arguments out of the text that is matched
         self.argument_weight = argument_weight  # what a tool whose parameters take them gains
+        self.tool_order = tool_order or ToolOrder()  # the order of each power's tools (toolorder.py)
 
     def _search(
         self, text: str, vector: np.ndarray, alpha: float, target: Target = "tools"
@@ -303,11 +309,16 @@ class Resolver:
         whole = self._search(text, vector, alpha)
         part_hits = [self._search(part, part_vectors[i], alpha) for i, part in enumerate(parts)]
         hits = merge_hits([whole, *part_hits]) if parts else whole
+        argument_weight = 0.0
         if given and terms is not None and self.argument_weight > 0:
             # the weight is on relative-score fusion's scale (at most 1); ranked fusion's scores are ~1/60
             scale = 1.0 if self.fusion == "relative_score" or not hits else hits[0].score
             hits = fit_arguments(hits, given, terms, self.argument_weight * scale)
+            argument_weight = self.argument_weight  # the tool order's scores are on a 0-1 scale
         powers = rank_powers(hits, mode)
+        signals: Mapping[str, ToolSignals] = {}
+        if terms is not None and mode == "hybrid":  # the other modes keep their own channel's order
+            signals = tool_signals(hits, set(tokenize(text)), terms, given)
         servers = self._search(text, vector, alpha, "servers") if mode == "hybrid" else []
         ordered = rescore_with_powers(hits, powers)
         candidates = None
@@ -330,12 +341,23 @@ class Resolver:
             text=asked,
             vector=vector,
             hits=ordered,
-            powers=boost_powers(powers, servers),
+            powers=self._ordered(boost_powers(powers, servers), signals, argument_weight),
             parts=steps,
             candidates=candidates,
             matched=text,
             arguments=extracted.arguments if extracted is not None else (),
+            signals=signals,
+            argument_weight=argument_weight,
         )
+
+    def _ordered(
+        self, powers: list[PowerCandidate], signals: Mapping[str, ToolSignals], argument_weight: float
+    ) -> list[PowerCandidate]:
+        """The powers, each with its tools in the tool order (toolorder.py); as they are without signals."""
+        if not signals:
+            return powers
+        score = self.tool_order.score
+        return order_tools(powers, {t: score(s, argument_weight) for t, s in signals.items()})
 
     def judge(self, ranking: Ranking, terms: CatalogTerms) -> tuple[dict[str, float], float, float]:
         """The evidence of a ranking and the two probabilities read off it (P(top), P(top three))."""
