@@ -220,6 +220,7 @@ class Agent:
         self.schemas = schemas  # "server::tool" -> input schema, from the catalog the dataset names
         self.tools: list[types.Tool] = []
         self.history = 0  # gateway answers read so far in the conversation (tokens)
+        self.active: set[str] = set()  # the powers its answers said were activated (less those evicted)
 
     async def refresh(self) -> None:
         self.tools = list((await self.client.list_tools()).tools)
@@ -240,8 +241,13 @@ class Agent:
         self.history += tokens
         turn.answer_tokens.append(tokens)
         answer = _answer(result)
-        if answer.get("already_active"):
-            turn.already_active_tokens.append(tokens)
+        power = answer.get("power")
+        if answer.get("status") == "activated" and isinstance(power, str):
+            if power in self.active:  # a power this session activated before: the short answer
+                turn.already_active_tokens.append(tokens)
+            self.active.add(power)
+        evicted = answer.get("stopped_to_make_room")
+        self.active -= set(evicted) if isinstance(evicted, list) else set()
         await self.refresh()
         return answer
 

@@ -70,7 +70,6 @@ class GatewayAnswer(BaseModel):
     confidence: float | None = None
     message: str
     ready: bool | None = None
-    already_active: bool | None = None
     match_type: str | None = None  # "remembered": the session's principal confirmed this choice before
     tools: list[str] | None = None
     matches: list[Candidate] | None = None
@@ -300,7 +299,6 @@ def _activated(decision: Decision, facts: Facts, power: str) -> GatewayAnswer:
     return GatewayAnswer(
         **base,
         message=message,
-        already_active=True if started.already else None,
         tools=_lines(power, shown, facts.seen),
         parts=_steps(parts),
         next=calls,
@@ -365,7 +363,6 @@ def power_answer(
         status="activated",
         power=started.name,
         message=message,
-        already_active=True if started.already else None,
         tools=_lines(started.name, shown, facts.seen),
         hint=hint,
         next=calls,

@@ -144,7 +144,7 @@ async def test_activate_power_before_resolve_intent_hints_once_and_works_again_a
         again = answer(await client.call_tool("activate_power", {"name": "weather"}))
         await client.call_tool("weather__echo", {"text": "20 C"})
     assert first["hint"]["code"] == "PREREQUISITE_SUGGESTED" and "ready" not in first
-    assert "hint" not in again and "ready" not in again and again["already_active"] is True
+    assert "hint" not in again and "ready" not in again and "is already running" in again["message"]
     assert "steering" in first and "steering" not in again  # the operator's line once per session
     env = {"TOOL_SELECTOR_DATA_DIR": str(fast.data_dir)}
     stats = CliRunner().invoke(app, ["stats", "--json"], env=env)
@@ -336,7 +336,7 @@ async def test_a_crashed_upstream_is_reported_its_tools_go_and_it_can_be_activat
         assert "weather__echo" not in tool_names(await client.list_tools())
         assert wait_exited({first_pid}, 5) == set()
         again = answer(await client.call_tool("activate_power", {"name": "weather"}))
-        assert "ready" not in again and "already_active" not in again  # started anew
+        assert "ready" not in again and "already active" not in again["message"]  # started anew
         assert int(text(await client.call_tool("weather__whoami", {}))) != first_pid
 
 

@@ -114,7 +114,7 @@ async def test_a_poisoned_tool_description_reaches_the_agent_stripped_everywhere
         )
     assert resolved["status"] == "activated" and resolved["power"] == "harbour", resolved
     assert line_of(resolved["tools"], "tide_times").endswith(f"): {one_line(SHOWN)}")
-    assert activated["already_active"] is True  # tide_times' line was read already: not shown again
+    assert "is already running" in activated["message"]  # tide_times' line was read already: not shown again
     assert not any(line.startswith("tide_times(") for line in activated.get("tools", []))
     listed = {t.name: t for t in listing.tools}["harbour__tide_times"]
     assert listed.description == f"[harbour] {SHOWN}"
