@@ -156,7 +156,7 @@ class Filled:
     missing: list[str] = field(default_factory=list)
 
 
-Fill = Callable[[types.Tool], Filled]
+Fill = Callable[[str, types.Tool], Filled]  # (power, tool)
 
 
 @dataclass(frozen=True)
@@ -180,7 +180,7 @@ class Facts:
     started: Started | None = None
     start_error: str | None = None
     seen: Collection[str] = ()  # the tools (power::tool) whose line the session already read
-    fill: Fill = lambda _tool: Filled()
+    fill: Fill = lambda _power, _tool: Filled()
     blurbs: Mapping[str, str] = field(default_factory=dict)  # power -> the operator's line for it
     fit: Mapping[str, float] = field(default_factory=dict)  # tool -> its score over the best tool's
     top3: float = 0.0  # P(a right power is among the first three)
@@ -283,7 +283,7 @@ def _activated(decision: Decision, facts: Facts, power: str) -> GatewayAnswer:
     order = [t.name for t in decision.tools or []]
     ranked = best_tools(started.tools, order)
     best = ranked[0] if ranked else None
-    filled = facts.fill(best) if best is not None else Filled()
+    filled = facts.fill(power, best) if best is not None else Filled()
     calls = [_call(power, best, filled)] if best is not None else []
     calls += _step_calls(parts, facts.runnable, started=power)
     close = [t for t in ranked[1:TOOLS_SHOWN] if facts.fit.get(t.name, 0.0) >= CLOSE]
@@ -355,7 +355,7 @@ def power_answer(
     shown = (named[:1] if order else []) if started.already else named
     calls: list[NextCall] = []
     if order and ranked:
-        filled = facts.fill(ranked[0])
+        filled = facts.fill(started.name, ranked[0])
         calls = [_call(started.name, ranked[0], filled)]
     best = ranked[0].name if order and ranked else None
     message = messages.power_started(started.name, started.already, len(ranked), len(named), best)

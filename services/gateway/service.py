@@ -262,7 +262,7 @@ class GatewayService:
             started,
             error,
             set(view.seen),
-            filler(words, query),
+            filler(words, query, earlier=view.earlier()),
             _blurbs(runnable),
             fit=_fit(resolution, power),
             top3=max(resolution.top3_confidence, resolution.confidence),
@@ -335,7 +335,13 @@ class GatewayService:
         self.memory.on_activate(caller.session_id, name, principal=caller.principal)
         view = self.sessions.get(caller.session_id)
         started = self._started(activation, view)
-        facts = Facts(self.powers.configured(), True, started, seen=set(view.seen), fill=filler(view.words))
+        facts = Facts(
+            self.powers.configured(),
+            True,
+            started,
+            seen=set(view.seen),
+            fill=filler(view.words, earlier=view.earlier()),
+        )
         answer = power_answer(started, view.named.get(name, []), facts, prerequisite)
         await self._read(caller, answer)
         return self._offer(caller, answer)
@@ -381,16 +387,26 @@ class GatewayService:
                 tool=tool,
             )
         result = await self.powers.call(power_name, tool, dict(arguments or {}))
-        await self._called(caller, power_name, tool, result)
+        await self._called(caller, power_name, tool, result, arguments or {})
         await self._list(caller.session_id, power_name, [tool])  # a tool it needed: listed from now on
         return result
 
-    async def _called(self, caller: Caller, power: str, tool: str, result: types.CallToolResult) -> None:
-        """A call went through: the memory learns whether it served the session's last request. The
-        upstream has served it, so nothing here may turn it into a failure (a full disk): logged only."""
+    async def _called(
+        self,
+        caller: Caller,
+        power: str,
+        tool: str,
+        result: types.CallToolResult,
+        arguments: Mapping[str, Any],
+    ) -> None:
+        """A call went through: the session keeps the values it passed (sessions.py, ``used``) and the
+        memory learns whether it served the session's last request. The upstream has served it, so
+        nothing here may turn it into a failure (a full disk): logged only."""
+        ok = not result.is_error
+        if ok:
+            self.sessions.get(caller.session_id).passed(power, arguments)
         if not self.memory.enabled:
             return
-        ok = not result.is_error
         try:
             await anyio.to_thread.run_sync(
                 lambda: self.memory.on_call(caller.session_id, power, tool, ok=ok, principal=caller.principal)
@@ -416,7 +432,7 @@ class GatewayService:
             )
         power, tool = found
         result = await self.powers.call(power.name, tool.name, dict(arguments or {}))
-        await self._called(caller, power.name, tool.name, result)
+        await self._called(caller, power.name, tool.name, result, arguments or {})
         return result
 
     # -- catalog_query -------------------------------------------------------------------------------
@@ -477,18 +493,23 @@ def _text(value: Any, field: str, example: str) -> str:
     return value.strip()
 
 
-def filler(*texts: str) -> Callable[[types.Tool], Filled]:
+def filler(
+    *texts: str, earlier: Mapping[str, Mapping[str, Any]] | None = None
+) -> Callable[[str, types.Tool], Filled]:
     """The arguments ``texts`` give for a tool's parameters (the user's words first, then the agent's query:
-    a value the first gives wins), and its required ones none of them gives. Relative dates are read
-    against this machine's clock."""
+    a value the first gives wins), then for a required one none of them gives, the value the session
+    always passed that parameter of the same power (``earlier``: a repository's path); and the required
+    ones still without a value. Relative dates are read against this machine's clock."""
 
-    def fill(tool: types.Tool) -> Filled:
+    def fill(power: str, tool: types.Tool) -> Filled:
         schema, now = dict(tool.input_schema), datetime.now().astimezone()
         arguments: dict[str, Any] = {}
         for text in dict.fromkeys(t for t in texts if t):
             found = fill_arguments(text, schema, now=now)
             arguments |= {k: v for k, v in found.arguments.items() if k not in arguments}
         required = [r for r in schema.get("required") or [] if isinstance(r, str)]
+        passed = (earlier or {}).get(power, {})
+        arguments |= {r: passed[r] for r in required if r not in arguments and r in passed}
         return Filled(arguments=arguments, missing=[r for r in required if r not in arguments])
 
     return fill

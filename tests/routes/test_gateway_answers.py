@@ -114,3 +114,22 @@ async def test_activate_power_without_a_request_lists_each_tool_in_a_line_and_gu
         activated = answer(await client.call_tool("activate_power", {"name": "weather"}))
     assert sorted(line.split("(")[0] for line in activated["tools"]) == ["echo", "hang", "whoami"]
     assert activated["next"] == [] and "schema" not in json.dumps(activated)
+
+
+async def test_a_required_value_the_session_always_passed_fills_the_next_call_and_a_varied_one_is_asked_for(
+    weather: GatewaySetup,
+) -> None:
+    async with inprocess_gateway(weather.settings(), HASHING) as client:
+        first = answer(await client.call_tool("resolve_intent", {"query": QUERY}))
+        assert first["next"][0]["arguments"]["arguments"] == {} and "Still to fill: text" in first["message"]
+        call = {"power": "weather", "tool": "echo", "arguments": {"text": "19.5 C"}}
+        await client.call_tool("call_tool", call)
+        await client.call_tool("weather__echo", {"text": "19.5 C"})
+        same = answer(await client.call_tool("resolve_intent", {"query": QUERY}))
+        await client.call_tool("weather__echo", {"text": "21.0 C"})
+        varied = answer(await client.call_tool("resolve_intent", {"query": QUERY}))
+    assert same["next"][0]["arguments"]["arguments"] == {"text": "19.5 C"}  # always passed the same
+    assert "Still to fill" not in same["message"]
+    assert varied["next"][0]["arguments"]["arguments"] == {}  # two values: not the gateway's guess
+    still = "Still to fill: text (from the conversation, else ask the user; never invent)."
+    assert still in varied["message"]

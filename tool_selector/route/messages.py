@@ -31,10 +31,11 @@ def _names(names: Sequence[str]) -> str:
 
 
 def ask_first(missing: Sequence[str]) -> str:
-    """What the agent asks the user before the call: the required values the request did not give."""
+    """The required values neither the request nor the session's earlier calls gave: the agent knows them
+    from the conversation (content it just read, its own working values) or asks the user."""
     if not missing:
         return ""
-    return f" Ask the user for {_names(missing)} first; do not guess {'it' if len(missing) == 1 else 'them'}."
+    return f" Still to fill: {_names(missing)} (from the conversation, else ask the user; never invent)."
 
 
 def activated(

@@ -380,6 +380,8 @@ def leftovers(state: State, params: list[Parameter]) -> None:
     if param.array or param.code or _prose(param):
         return
     for span in state.free("id", "hash", "path", "filename", "word", "number"):
+        if span.kind in ("path", "filename") and "hash" in param.kinds:
+            continue  # a revision (a hash, a ref) is never a file's path
         hyphenated = span.kind == "word" and "-" in span.value and _after_a_preposition(state, span)
         if strong_identifier(span) or hyphenated:
             state.give(param, text_value(param, span), [span])

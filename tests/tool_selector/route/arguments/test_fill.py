@@ -431,3 +431,14 @@ def test_a_pattern_any_word_fits_and_a_generic_search_phrase_are_no_values() -> 
     assert fill(volume, "search volume for 'soy candles' and 'beeswax candles'").arguments == {
         "keywords": ["soy candles", "beeswax candles"]
     }
+
+
+def test_a_revision_never_takes_a_files_path_but_takes_a_commit_hash() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"repo_path": {"type": "string"}, "revision": {"type": "string"}},
+        "required": ["repo_path", "revision"],
+    }
+    shown = fill_arguments("show the last commit's change to src/app.py", schema)
+    assert "revision" not in shown.arguments and "revision" in shown.missing
+    assert fill_arguments("show commit abc1234", schema).arguments == {"revision": "abc1234"}
