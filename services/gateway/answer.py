@@ -291,8 +291,9 @@ def _activated(decision: Decision, facts: Facts, power: str) -> GatewayAnswer:
     shown = [] if started.already else named  # running: the agent met it, the next call says the rest
     remembered = decision.match_type == "remembered"
     name = best.name if best else None
-    if started.already:
+    if started.already:  # the short answer: the call to make (its tier says the match is sure)
         message = messages.already_active(power, name, filled.missing, remembered=remembered)
+        base.pop("confidence")
     else:
         message = messages.activated(power, confidence, name, filled.missing, remembered=remembered)
     message += (" " + steps_sentence(parts, decision.status)) if parts else ""
@@ -352,7 +353,7 @@ def power_answer(
     power already running shows at most that best tool's line: the agent has met the power before."""
     ranked = best_tools(started.tools, order)
     named = ranked[: TOOLS_SHOWN if order else POWER_TOOLS_SHOWN]
-    shown = (named[:1] if order else []) if started.already else named
+    shown = [] if started.already else named  # running: the session met it, the next call says the rest
     calls: list[NextCall] = []
     if order and ranked:
         filled = facts.fill(started.name, ranked[0])

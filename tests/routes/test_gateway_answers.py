@@ -86,7 +86,9 @@ async def test_a_power_the_session_already_met_gets_a_short_answer_without_what_
         again = await client.call_tool("resolve_intent", {"query": "echo the reading 21.5 C"})
     shown, short = answer(first), answer(again)
     assert shown["steering"] == STEERING and "steering" not in short
-    assert "is already active" in short["message"] and "tools" not in short  # its lines were read already
+    assert (
+        short["message"].startswith("Already active: call echo") and "tools" not in short
+    )  # its lines were read already
     assert short["next"][0]["arguments"]["tool"] == "echo"
     assert count_tokens(text(again)) <= 100 < count_tokens(text(first)) + 50
 
@@ -133,3 +135,14 @@ async def test_a_required_value_the_session_always_passed_fills_the_next_call_an
     assert varied["next"][0]["arguments"]["arguments"] == {}  # two values: not the gateway's guess
     still = "Still to fill: text (from the conversation, else ask the user; never invent)."
     assert still in varied["message"]
+
+
+async def test_activate_power_on_a_running_power_answers_with_the_call_alone(weather: GatewaySetup) -> None:
+    async with inprocess_gateway(weather.settings(), HASHING) as client:
+        await client.call_tool("call_tool", {"power": "weather", "tool": "whoami", "arguments": {}})
+        await client.call_tool("resolve_intent", {"query": "echo the reading 21.5 C"})
+        again = await client.call_tool("activate_power", {"name": "weather"})
+    running = answer(again)
+    assert running["message"] == "'weather' is already running: call echo." and "tools" not in running
+    assert running["next"][0]["arguments"]["tool"] == "echo"
+    assert count_tokens(text(again)) <= 100

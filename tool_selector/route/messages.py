@@ -56,8 +56,8 @@ def activated(
 def already_active(power: str, tool: str | None, missing: Sequence[str], *, remembered: bool = False) -> str:
     if tool is None:
         return f"'{power}' is already active."
-    before = f" (a request like this was served by its tool {tool} before)" if remembered else ""
-    return f"'{power}' is already active{before}: call {tool}.{ask_first(missing)}"
+    before = f" (served a request like this before by {tool})" if remembered else ""
+    return f"Already active{before}: call {tool}.{ask_first(missing)}"
 
 
 def start_failed(power: str, confidence: float, error: str) -> str:
