@@ -148,7 +148,7 @@ def _upstream_tool_error(power: str, tool: str, result: types.CallToolResult) ->
 
 async def _dispatch(service: GatewayService, caller: Caller, name: str, args: dict[str, Any]) -> Any:
     if name == "resolve_intent":
-        return await service.resolve_intent(caller, args.get("query"))  # type: ignore[arg-type]
+        return await service.resolve_intent(caller, args.get("query"), args.get("request"))
     if name == "activate_power":
         return await service.activate_power(caller, args.get("name"))  # type: ignore[arg-type]
     if name == "deactivate_power":
@@ -188,7 +188,8 @@ def build_server(
     async def list_tools(
         ctx: ServerRequestContext[GatewayService], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        proxied = proxied_listing(ctx.lifespan_context.proxied_tools())
+        caller = _caller(ctx, transport, process_key)
+        proxied = proxied_listing(ctx.lifespan_context.proxied_tools(caller.session_id))
         if not may_call(_scopes(ctx, transport)):
             proxied = []  # a key without `call` could not call them: no need to show them
         return types.ListToolsResult(tools=gateway_tools() + proxied)

@@ -28,24 +28,26 @@ BUDGETS = {
     "tool_selector/search/embedded": 1300,
     "tool_selector/search/weaviate": 950,
     "tool_selector/index": 700,
-    "tool_selector/resolve": 1500,
+    "tool_selector/resolve": 1700,  # issue 40: a request beside the query, the tool order
     "tool_selector/resolve/rerank": 350,
-    "tool_selector/route": 450,  # issue 32 added remembered (the memory in the decision); 39 its blocks
+    "tool_selector/route": 750,  # issue 32 remembered; 40 the steps and every sentence of an answer
+    "tool_selector/route/arguments": 2100,  # issue 40: the next call's arguments, taken from the request
     "semantic_enrichment": 2100,
     "services/shared": 1500,
-    "services/resolve": 420,
+    "services/resolve": 340,  # issue 40 moved the steps of a multi-step request to the route stage
     "services/write": 2650,  # issue 39: the tools a sync leaves out, a servers file saved with its audit
     "services/api": 900,
-    "services/gateway": 2000,  # issue 32 added choices (the memory); 39 made it per principal, the gate
+    "services/gateway": 2500,  # issue 32 the memory, 39 per principal and the gate, 40 the typed answer
     "services/gateway/catalog_query": 760,
     "routes": 1700,
     "routes/cli": 1350,  # one module a command group; issue 31 added `init` and the lazy dispatch
     "routes/ui": 100,
-    "eval/quality": 1750,  # issue 32 added replay
-    "eval/fitting": 1800,  # issue 32 added memory_fit, issue 39 shadow_fit
-    "eval/bench": 2400,  # issue 39 added shadowing, issue 40 the conversation and the agent's driver
+    "eval/quality": 2300,  # issue 32 replay, issue 40 the phrasings, readings of a request, tool order
+    "eval/fitting": 1850,  # issue 32 added memory_fit, issue 39 shadow_fit, issue 40 phrasings in lodo
+    "eval/bench": 2600,  # issue 39 shadowing; issue 40 the conversation, the agent's driver, fill_arguments
     "eval/console": 800,
-    "eval/cli": 1000,  # issue 31 bench-cold-start, 32 replay, 39 shadow-fit and bench-shadowing, 40 drive
+    "eval/cli": 1150,  # issue 31 bench-cold-start, 32 replay, 39 shadow-fit, bench-shadowing, 40 drive
+    # and --phrasing
     "eval/relevance": 1700,
 }
 SQL = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|CREATE TABLE|ALTER TABLE|PRAGMA)\b")

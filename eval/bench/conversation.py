@@ -64,6 +64,7 @@ class Request:
     gold_servers: list[str]
     gold_slot: list[str]  # "server::tool", the first slot's tools
     gold_arguments: dict[str, Any]
+    missing_required: list[str] = field(default_factory=list)  # required values the request does not give
 
     @property
     def answerable(self) -> bool:
@@ -78,6 +79,7 @@ class Turn:
     status: str = "direct"
     model_calls: int = 0
     context_tokens: int = 0
+    listed_tokens: int = 0  # of context_tokens: the tool lists (the rest: the answers read so far)
     answer_tokens: list[int] = field(default_factory=list)
     already_active_tokens: list[int] = field(default_factory=list)
     next_tool: str | None = None
@@ -106,6 +108,7 @@ def read_requests(folder: Path) -> list[Request]:
                 gold_servers=list(row.get("gold_servers") or []),
                 gold_slot=list(slots[0]) if slots else [],
                 gold_arguments=dict(row.get("gold_arguments") or {}),
+                missing_required=list(row.get("missing_required") or []),
             )
         )
     return requests
@@ -199,10 +202,13 @@ def _filled(value: Any) -> bool:
     return value not in (None, "", [], {})
 
 
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, str) and isinstance(b, str):
-        return a.strip().lower().rstrip("/") == b.strip().lower().rstrip("/")
-    return bool(a == b)
+def _same(got: Any, gold: Any) -> bool:
+    """The next step's value is the gold one; a relative path the request gave counts for the gold's
+    absolute path that ends with it (the request cannot say the sandbox's root)."""
+    if isinstance(got, str) and isinstance(gold, str):
+        got, gold = got.strip().lower().rstrip("/"), gold.strip().lower().rstrip("/")
+        return got == gold or (not got.startswith("/") and "/" in gold and gold.endswith("/" + got))
+    return bool(got == gold)
 
 
 class Agent:
@@ -214,6 +220,7 @@ class Agent:
         self.schemas = schemas  # "server::tool" -> input schema, from the catalog the dataset names
         self.tools: list[types.Tool] = []
         self.history = 0  # gateway answers read so far in the conversation (tokens)
+        self.active: set[str] = set()  # the powers its answers said were activated (less those evicted)
 
     async def refresh(self) -> None:
         self.tools = list((await self.client.list_tools()).tools)
@@ -223,8 +230,10 @@ class Agent:
 
     def think(self, turn: Turn) -> None:
         """One model call: it carries the tool list and every answer read so far."""
+        listed = _definitions_tokens(self.tools)
         turn.model_calls += 1
-        turn.context_tokens += _definitions_tokens(self.tools) + self.history
+        turn.context_tokens += listed + self.history
+        turn.listed_tokens += listed
 
     async def gateway(self, turn: Turn, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         result = await self.client.call_tool(name, arguments)
@@ -232,8 +241,13 @@ class Agent:
         self.history += tokens
         turn.answer_tokens.append(tokens)
         answer = _answer(result)
-        if answer.get("already_active"):
-            turn.already_active_tokens.append(tokens)
+        power = answer.get("power")
+        if answer.get("status") == "activated" and isinstance(power, str):
+            if power in self.active:  # a power this session activated before: the short answer
+                turn.already_active_tokens.append(tokens)
+            self.active.add(power)
+        evicted = answer.get("stopped_to_make_room")
+        self.active -= set(evicted) if isinstance(evicted, list) else set()
         await self.refresh()
         return answer
 
@@ -421,6 +435,8 @@ def _report(
         "all_tools_baseline_tokens": baseline,
         "all_tools_listed_tokens": all_tools,
         "context_vs_all_tools": round(context / baseline, 3) if baseline else None,
+        "context_of_tool_lists": sum(t.listed_tokens for t in turns),
+        "model_calls": sum(t.model_calls for t in turns),
         "answers": {
             "count": len(answers),
             "total": sum(answers),
@@ -437,7 +453,10 @@ def _report(
         "next_step": {
             "activations": len(activations),
             "right_tool": _share([t.next_right for t in activations]),
-            "required_filled": _share([t.required_filled for t in activations if t.next_right]),
+            # of the right next steps whose request gives every required value (the dataset's gold)
+            "required_filled": _share(
+                [t.required_filled for t in activations if t.next_right and not by_id[t.id].missing_required]
+            ),
             "gold_values_matched": _share([t.gold_values_matched for t in activations if t.next_right]),
         },
         "unanswerable": {

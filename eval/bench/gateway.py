@@ -27,7 +27,7 @@ from mcp import StdioServerParameters
 from mcp.client.client import Client
 
 from services.gateway.tokens import account_tokens
-from services.resolve.resolving import ResolveService
+from services.resolve.read_path import ReadPath
 from services.shared.container import Container
 from services.shared.upstream import list_all_tools, open_session
 from tool_selector.config.servers import get_server_config, load_servers
@@ -108,7 +108,7 @@ def bench_gateway(
         gateway = anyio.run(_through_gateway, env, list(queries), power, calls, rounds)
         local = Settings(data_dir=Path(tmp) / "data", cache_dir=settings.cache_dir, servers_file=servers_file)
         with Container(local) as container:
-            tokens = account_tokens(ResolveService(container), queries)
+            tokens = account_tokens(ReadPath.fixed(container), queries)
     direct_ms = statistics.median(direct) * 1000
     activate_ms = statistics.median(gateway["activate"]) * 1000
     return {

@@ -11,7 +11,7 @@ from typing import Any
 from eval.quality.dataset import check_dataset_dir, load_queries, query_texts
 from eval.quality.metrics import percentile
 from eval.quality.workspace import open_workspace
-from services.resolve.resolving import ResolveService
+from services.resolve.read_path import ReadPath
 from services.shared.container import Container
 from services.shared.indexing import build_index
 from services.write.catalog import import_catalog_dir
@@ -23,7 +23,7 @@ def _rss_mb() -> float:
 
 
 def _memory_overhead(
-    container: Container, service: ResolveService, texts: list[str], size: int
+    container: Container, read_path: ReadPath, texts: list[str], size: int
 ) -> dict[str, Any]:
     """The memory of confirmed choices on the read path: ``size`` remembered choices (seeded random
     request vectors; powers and tools of the catalog, so that each one is usable) in a copy of the
@@ -41,13 +41,14 @@ def _memory_overhead(
 
     with tempfile.TemporaryDirectory(prefix="tool-selector-bench-memory-") as tmp:
         db_path = Path(tmp) / "catalog.db"
-        shutil.copy(service.container.store.path, db_path)
+        shutil.copy(container.store.path, db_path)
         copy = Container(
             container.settings, embedder=container.embedder, backend=container.backend, db_path=db_path
         )
         with copy:
             rng = np.random.default_rng(0)
-            powers = [p for p in service.powers.values() if p.tools]
+            directory = read_path.snapshot().powers
+            powers = [p for p in directory.values() if p.tools]
             hashes = {p.name: tools_hash(p) for p in powers}
             vectors = rng.normal(size=(size, container.embedder.dim)).astype(np.float32)
             vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -69,9 +70,9 @@ def _memory_overhead(
             after_write: list[float] = []
             for text in texts:
                 t0 = time.perf_counter()
-                resolution, decision = service.resolve_and_route(text)
+                resolution, decision = read_path.decide(text)
                 t1 = time.perf_counter()
-                memory.decide("bench", resolution, decision, service.powers)
+                memory.decide("bench", resolution, decision, directory)
                 t2 = time.perf_counter()
                 resolved.append((t1 - t0) * 1000)
                 remembered.append((t2 - t1) * 1000)
@@ -91,7 +92,7 @@ def _memory_overhead(
                         principal="key:bench-other",
                     )
                     t3 = time.perf_counter()
-                    memory.decide("bench", resolution, decision, service.powers)
+                    memory.decide("bench", resolution, decision, directory)
                     after_write.append((time.perf_counter() - t3) * 1000)
     return {
         "remembered_choices": size,
@@ -116,22 +117,22 @@ def bench(
     container, _ = open_workspace(settings, paths)
     with container:
         started = time.perf_counter()
-        service = ResolveService(container)  # the power directory and the catalog's words
+        read_path = ReadPath.fixed(container)  # the power directory and the catalog's words
         figures["service_build_s"] = round(time.perf_counter() - started, 3)
-        service.resolve(texts[0])
+        read_path.decide(texts[0])
         figures["cold_start_s"] = round(time.perf_counter() - started, 3)
         for text in texts[:20]:  # warm-up, not measured
-            service.decide(text)
+            read_path.decide(text)
         latencies = []
         for text in texts:
             t0 = time.perf_counter()
-            service.decide(text)
+            read_path.decide(text)
             latencies.append((time.perf_counter() - t0) * 1000)
-        resolver, judged = container.resolver, []
+        resolver, terms, judged = container.resolver, read_path.snapshot().terms, []
         for text in texts:  # the confidence alone: evidence and both heads, on a ranking made once
             ranking = resolver.rank(text)
             t0 = time.perf_counter()
-            resolver.judge(ranking, service.terms)
+            resolver.judge(ranking, terms)
             judged.append((time.perf_counter() - t0) * 1000)
         embed = []
         for text in texts:
@@ -152,7 +153,7 @@ def bench(
             }
         )
         if memory:
-            figures["memory"] = _memory_overhead(container, service, texts, memory)
+            figures["memory"] = _memory_overhead(container, read_path, texts, memory)
         if build:
             with tempfile.TemporaryDirectory(prefix="tool-selector-bench-") as tmp:
                 fresh = Container(

@@ -45,7 +45,7 @@ from eval.quality.harness import predict
 from eval.quality.metrics import ANSWERABLE_LEVELS_GROUP, percentile
 from eval.quality.metrics import evaluate as score
 from services.api.operations import Operations
-from services.resolve.resolving import ResolveService
+from services.resolve.read_path import ReadPath
 from services.shared.auth import Principal
 from services.shared.container import Container
 from services.shared.indexing import build_index
@@ -256,13 +256,13 @@ def measure_size(job: SizeJob) -> dict[str, Any]:
             }
         )
         started = time.perf_counter()
-        service = ResolveService(container)
+        read_path = ReadPath.fixed(container)
         figures["service_build_s"] = round(time.perf_counter() - started, 2)
         queries = sample(load_queries(paths.queries, limit_bytes=settings.max_file_bytes), job.queries)
         items = query_texts(queries)
         for _, text in items[:WARM_UP]:  # warm-up, not measured
-            service.resolve_and_route(text)
-        predictions = predict(service, items)
+            read_path.decide(text)
+        predictions = predict(read_path, items)
         latencies = [p.latency_ms for p in predictions]
         group = score(queries, predictions).groups.get(ANSWERABLE_LEVELS_GROUP)
         figures.update(

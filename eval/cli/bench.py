@@ -227,6 +227,36 @@ def drive_command(
         typer.echo(drive(cli_settings(), calls, workdir=workdir, servers_file=servers, beside=beside))
 
 
+@lab.command("fill-arguments")
+def fill_arguments_command(
+    dataset: Annotated[
+        Path, typer.Argument(help="A folder of examples.jsonl and tools.json (argument-fill)")
+    ],
+    tools: Annotated[
+        list[Path] | None, typer.Option(help="More catalogs (tools.json) the lines name")
+    ] = None,
+    now: Annotated[
+        str,
+        typer.Option(help="Relative dates are read against it where a line has no now (2026-11-20T10:00)"),
+    ] = "",
+    errors: Annotated[bool, typer.Option(help="Also list every example not exactly right")] = False,
+) -> None:
+    """Score the argument filler: per example and per parameter exact match, and missing's precision."""
+    from datetime import datetime
+
+    from eval.bench.fill_arguments import DEFAULT_NOW, load, render, score
+
+    with mapped_errors():
+        try:
+            moment = datetime.fromisoformat(now) if now else DEFAULT_NOW
+        except ValueError as error:
+            raise InvalidInputError(
+                f"--now {now!r} is no ISO date-time", hint="--now 2026-11-20T10:00:00"
+            ) from error
+        examples, schemas = load(dataset, tools or [])
+        typer.echo(render(score(examples, schemas, moment), errors=errors))
+
+
 _SHADOW_CATALOGS = [
     ("msc_bench_dev", _SHARED / "msc_bench_dev"),
     ("livemcpbench", _SHARED / "livemcpbench"),

@@ -8,12 +8,25 @@ from typing import Annotated
 import typer
 
 from eval.cli.app import lab
+from eval.quality.dataset import PHRASINGS, Phrasing, Reading
 from routes.cli.base import EnricherChoice, cli_settings, echo_json, mapped_errors, progress
 from tool_selector.core.errors import InvalidInputError
 
 DATASETS_HELP = (
     "Dataset folders (servers.json, tools.json, queries.jsonl) or small-catalog roots (a folder of "
     "k<servers>-<n>/ dataset folders, as shared/benchmarks/make_subcatalogs.py writes them)"
+)
+
+
+PHRASING_HELP = (
+    "Which words are resolved: user (queries.jsonl, people's words), agent (queries-agent.jsonl, the "
+    "agent's query) or both (the agent's query, the person's words beside it as the request)"
+)
+READING_HELP = (
+    "With --phrasing both, what the resolver reads: arguments (the product's: the query is searched and "
+    "judged, the request's arguments order the tools), judged (the same, and the confidence reads the "
+    "request's arguments too), query (the query alone), joined (one text) or fused (each resolved, "
+    "scores averaged); eval/quality/readings.py"
 )
 
 
@@ -31,6 +44,8 @@ def eval_command(
         EnricherChoice | None,
         typer.Option(help="auto, offline, claude or none (default: the configured enricher)"),
     ] = None,
+    phrasing: Annotated[Phrasing, typer.Option(help=PHRASING_HELP)] = "user",
+    reading: Annotated[Reading, typer.Option(help=READING_HELP)] = "arguments",
 ) -> None:
     """Resolve every query of the datasets and print recall, MRR, tiers, calibration and latency: all
     together, per dataset and per catalog size.
@@ -47,6 +62,8 @@ def eval_command(
             report_path=report,
             progress=progress("queries"),
             enricher=enricher,
+            phrasing=phrasing,
+            reading=reading,
         )
         typer.echo(format_console(result))
 
@@ -107,6 +124,16 @@ def calibrate(
         echo_json({"calibration": str(out), "evidence": str(evidence), **calibration.provenance})
 
 
+def _phrasings(given: list[str] | None, option: str) -> list[Phrasing]:
+    """The phrasings an option names, each once, in order (people's words when none)."""
+    wrong = [p for p in given or () if p not in PHRASINGS]
+    if wrong:
+        raise InvalidInputError(
+            f"{option} {wrong[0]!r} is not one of {', '.join(PHRASINGS)}.", hint=f"{option} agent"
+        )
+    return [p for p in PHRASINGS if p in (given or ["user"])]
+
+
 @lab.command("calibrate-lodo")
 def calibrate_lodo_command(
     datasets: Annotated[
@@ -121,9 +148,23 @@ def calibrate_lodo_command(
     recipe: Annotated[
         list[str] | None, typer.Option(help="Recipes to compare (default: all of calibrate_fit.RECIPES)")
     ] = None,
+    phrasing: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="The phrasings each left-out dataset is scored in where it has them, one table each "
+            "(repeat the option; default user): user, agent or both, as lab eval's --phrasing"
+        ),
+    ] = None,
+    fit_phrasing: Annotated[
+        list[str] | None,
+        typer.Option(help="The phrasings the heads are fitted on, where a dataset has them (default user)"),
+    ] = None,
+    reading: Annotated[Reading, typer.Option(help=READING_HELP)] = "arguments",
 ) -> None:
     """Leave-one-dataset-out for the confidence: per dataset, fit both heads on the others and score it
-    (ECE, tiers of answerable, unanswerable and ambiguous requests, tier accuracy); print the table."""
+    (right server first, ECE, tiers of answerable, unanswerable and ambiguous requests, tier accuracy,
+    not_found share); print the table. Scored in another phrasing than people's words, the table and
+    its files are named by it (calibrate-lodo-agent.md)."""
     import json
 
     from eval.fitting.calibrate_fit import RECIPES
@@ -138,13 +179,86 @@ def calibrate_lodo_command(
             raise InvalidInputError(
                 f"Unknown recipe {unknown[0]!r}.", hint=f"Choose among: {', '.join(sorted(RECIPES))}."
             )
+        scored, fitted = _phrasings(phrasing, "--phrasing"), _phrasings(fit_phrasing, "--fit-phrasing")
         settings = cli_settings()
-        examples = collect(settings, datasets_of(datasets, each or ()), work, say=say)
+        examples = collect(
+            settings,
+            datasets_of(datasets, each or ()),
+            work,
+            say=say,
+            phrasings=[p for p in PHRASINGS if p in scored or p in fitted],
+            reading=reading,
+        )
         chosen = [RECIPES[r] for r in recipe] if recipe else list(RECIPES.values())
-        results = run_lodo(examples, settings.thresholds, chosen, say=say)
-        text = table(results)
-        (work / "calibrate-lodo.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
-        (work / "calibrate-lodo.md").write_text(text + "\n", encoding="utf-8")
+        for words in scored:
+            results = run_lodo(examples, settings.thresholds, chosen, say=say, scored=words, fitted=fitted)
+            text = table(results)
+            name = "calibrate-lodo" if words == "user" else f"calibrate-lodo-{words}"
+            name += f"-{reading}" if words == "both" else ""
+            (work / f"{name}.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
+            (work / f"{name}.md").write_text(text + "\n", encoding="utf-8")
+            if scored != ["user"] or fitted != ["user"]:
+                read = f" (reading: {reading})" if words == "both" else ""
+                typer.echo(f"\nScored in phrasing {words}{read}, fitted on {', '.join(fitted)}:\n")
+            typer.echo(text)
+
+
+@lab.command("tool-order")
+def tool_order_command(
+    datasets: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Dataset folders or roots, as PATH or FAMILY=PATH (sets of one FAMILY are left out together)"
+        ),
+    ] = None,
+    each: Annotated[
+        list[Path] | None,
+        typer.Option(help="A root whose every folder is a dataset of its own (the personal setups)"),
+    ] = None,
+    phrasing: Annotated[
+        list[str] | None,
+        typer.Option(help="The phrasings read where a dataset has them (repeat; default user): user, agent"),
+    ] = None,
+    enricher: Annotated[
+        EnricherChoice | None,
+        typer.Option(help="auto, offline, claude or none (default: the configured enricher)"),
+    ] = None,
+    out: Annotated[Path | None, typer.Option(help="Also write the tables here (Markdown)")] = None,
+) -> None:
+    """Print, per dataset and phrasing, how often the first of the right power's tools is right under
+    several orders of its tools (the fused search's, dense, blends, the action-entity match, the shipped
+    order, and one fitted leave-one-dataset-out): within the gold server, and over the activations."""
+    from eval.quality.tool_order import ORDERS, collect, datasets_of, figures, fitted_lines, table
+
+    def say(line: str) -> None:
+        typer.echo(line, err=True)
+
+    with mapped_errors():
+        specs = datasets_of(datasets or [], each or ())
+        if not specs:
+            raise InvalidInputError("No dataset given.", hint="For example: eval/datasets/gateway-demo")
+        cases = collect(cli_settings(), specs, _phrasings(phrasing, "--phrasing"), enricher=enricher, say=say)
+        results = figures(cases, ORDERS)
+        text = "\n".join(
+            [
+                "Right tool first within the gold server (its first gold server has two tools or more):",
+                "",
+                table(results, "within"),
+                "",
+                "Right tool first over the activations (a right power of two tools or more activated):",
+                "",
+                table(results, "activations"),
+                "",
+                *(
+                    ["The fitted column's weights, each chosen without its dataset:", *fitted_lines(results)]
+                    if any(r.fitted for r in results.values())
+                    else []
+                ),
+            ]
+        )
+        if out is not None:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(text + "\n", encoding="utf-8")
         typer.echo(text)
 
 
@@ -199,6 +313,13 @@ def replay_command(
     ] = False,
     seed: Annotated[int, typer.Option(help="Seeds each pass's order")] = 0,
     memory: Annotated[bool, typer.Option(help="--no-memory: the same replay with the memory off")] = True,
+    phrasing: Annotated[
+        str,
+        typer.Option(
+            help="user (people's words) or agent (the agent's query of each request, queries-agent.jsonl); "
+            "a request beside the query waits for the gateway's resolve_intent to take one"
+        ),
+    ] = "user",
 ) -> None:
     """A simulated agent drives the gateway service with the datasets' requests, in seeded random order,
     pass after pass; prints per pass (whole, first and last fifth) plain requests activated, activated
@@ -206,6 +327,10 @@ def replay_command(
     from eval.quality.replay import replay
 
     with mapped_errors():
+        if phrasing not in ("user", "agent"):
+            raise InvalidInputError(
+                f"--phrasing {phrasing!r} is not one of user, agent.", hint="--phrasing agent"
+            )
         found = replay(
             cli_settings(),
             datasets,
@@ -213,6 +338,7 @@ def replay_command(
             rephrased=rephrased,
             seed=seed,
             memory=memory,
+            phrasing="agent" if phrasing == "agent" else "user",
             progress=lambda name: typer.echo(f"replayed {name}", err=True),
         )
     header = f"{'dataset':<22} pass  plain act  precision  unans act  remembered  (first fifth / last fifth)"

@@ -10,10 +10,11 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel
 
-from eval.quality.dataset import catalog_size, check_dataset_dir, load_queries, query_texts
+from eval.quality.dataset import Phrasing, Reading, catalog_size, check_dataset_dir, load_phrased
 from eval.quality.ranking import server_recall_at_k, top_server_fills_a_slot
+from eval.quality.readings import PRODUCT, resolve_asked
 from eval.quality.workspace import open_workspace
-from services.resolve.resolving import ResolveService
+from services.resolve.read_path import ReadPath
 from tool_selector.config.settings import Settings
 from tool_selector.core.errors import CalibrationError
 from tool_selector.embedding.embedders import Embedder
@@ -35,6 +36,7 @@ class Example(BaseModel):
     correct: bool
     top3: bool
     evidence: dict[str, float]
+    phrasing: Phrasing = "user"  # whose words were resolved (eval/quality/dataset.py)
 
     def label(self, head: str) -> bool:
         return self.correct if head == "top" else self.top3
@@ -84,20 +86,23 @@ def collect_examples(
     reference: np.ndarray,
     embedder: Embedder | None = None,
     progress: Progress | None = None,
+    phrasing: Phrasing = "user",
+    reading: Reading = PRODUCT,
 ) -> list[Example]:
-    """Resolve every query of one dataset folder as production does, then label each resolution."""
+    """Resolve every query of one dataset folder as production does (in ``phrasing``, a request beside
+    the query read as ``reading`` says: eval/quality/readings.py), then label each resolution."""
     paths = check_dataset_dir(folder)
-    queries = {q.id: q for q in load_queries(paths.queries, limit_bytes=settings.max_file_bytes)}
+    loaded, items = load_phrased(paths, phrasing, limit_bytes=settings.max_file_bytes)
+    queries = {q.id: q for q in loaded}
     servers = catalog_size(paths, limit_bytes=settings.max_file_bytes)
     container, _ = open_workspace(
         settings, paths, embedder=embedder, calibration=neutral_calibration(reference)
     )
     resolutions = {}
     with container:
-        service = ResolveService(container)
-        items = query_texts(queries.values())
-        for done, (query_id, text) in enumerate(items, start=1):
-            resolutions[query_id] = service.resolve(text)
+        read_path = ReadPath.fixed(container)
+        for done, asked in enumerate(items, start=1):
+            resolutions[asked.id] = resolve_asked(read_path, asked, reading=reading)
             if progress is not None:
                 progress(f"{dataset}/{folder.name}", done, len(items))
     examples = []
@@ -116,6 +121,7 @@ def collect_examples(
                 correct=query.answerable and top_server_fills_a_slot(query.gold_tool_groups, names),
                 top3=query.answerable and server_recall_at_k(query.gold_tool_groups, names, 3) > 0,
                 evidence=resolution.features,
+                phrasing=phrasing,
             )
         )
     return examples

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,14 +27,25 @@ import numpy as np
 from eval.fitting.calibrate import add_folder, score_with
 from eval.fitting.calibrate_evidence import Example, collect_examples, reference_centroid
 from eval.fitting.calibrate_fit import RECIPES, Recipe, fit_heads
-from eval.quality.dataset import check_dataset_dir, dataset_folders, named_datasets
+from eval.quality.dataset import (
+    Phrasing,
+    Reading,
+    check_dataset_dir,
+    dataset_folders,
+    has_phrasing,
+    named_datasets,
+    phrased_file,
+)
+from eval.quality.readings import PRODUCT
 from eval.quality.reliability import calibration_error
 from tool_selector.config.settings import Settings, TierThresholds
 from tool_selector.core.errors import InvalidInputError
 from tool_selector.resolve.evidence import FEATURES
 from tool_selector.route.tiers import tier_of
 
+USER: tuple[Phrasing, ...] = ("user",)
 FIGURES = (
+    "top_power_right",
     "ece",
     "answerable_activated",
     "activated_precision",
@@ -43,8 +54,10 @@ FIGURES = (
     "unanswerable_not_found",
     "ambiguous_activated",
     "tier_accuracy",
+    "not_found",
 )
 SHORT = {
+    "top_power_right": "srv R@1",
     "ece": "ECE",
     "answerable_activated": "ans act",
     "activated_precision": "prec",
@@ -53,6 +66,7 @@ SHORT = {
     "unanswerable_not_found": "unans nf",
     "ambiguous_activated": "amb act",
     "tier_accuracy": "tier acc",
+    "not_found": "nf",
 }
 
 
@@ -88,19 +102,26 @@ class Labelled:
     ambiguous: bool
 
 
-def _key(settings: Settings, folder: Path, reference: np.ndarray) -> str:
+def _key(
+    settings: Settings, folder: Path, reference: np.ndarray, phrasing: Phrasing = "user", reading: str = ""
+) -> str:
     digest = hashlib.sha256()
     add_folder(digest, folder, settings.max_file_bytes)
+    if phrasing != "user":  # the agent's lines, and what is read of a request beside them
+        digest.update(phrased_file(folder, phrasing).read_bytes())
+        digest.update(f"{phrasing}:{reading if phrasing == 'both' else ''}".encode())
     digest.update(settings.model_dump_json(exclude={"cache_dir", "data_dir", "thresholds"}).encode())
     digest.update(np.round(reference, 6).tobytes())
     digest.update(" ".join(FEATURES).encode())  # evidence of another version of the features is stale
     return digest.hexdigest()[:16]
 
 
-def _extras(folder: Path) -> dict[str, tuple[str | None, bool]]:
-    """Per query id: its expected tier and whether the team marked it ambiguous."""
+def _extras(folder: Path, phrasing: Phrasing = "user") -> dict[str, tuple[str | None, bool]]:
+    """Per query id (of the phrasing's query file): its expected tier and whether the team marked it
+    ambiguous."""
     out: dict[str, tuple[str | None, bool]] = {}
-    for line in check_dataset_dir(folder).queries.read_text("utf-8").splitlines():
+    check_dataset_dir(folder)
+    for line in phrased_file(folder, phrasing).read_text("utf-8").splitlines():
         if line.strip():
             record = json.loads(line)
             ambiguous = bool(record.get("ambiguous")) or record.get("category") == "ambiguous"
@@ -114,8 +135,12 @@ def collect(
     work: Path,
     *,
     say: Callable[[str], None] = print,
+    phrasings: Sequence[Phrasing] = USER,
+    reading: Reading = PRODUCT,
 ) -> dict[str, list[Labelled]]:
-    """Every dataset's labelled examples (resolved now, or read back from ``work``)."""
+    """Every dataset's labelled examples (resolved now, or read back from ``work``), in each of
+    ``phrasings`` its folders have (people's words always; the agent's where a queries-agent.jsonl is;
+    ``both`` read as ``reading`` says)."""
     work.mkdir(parents=True, exist_ok=True)
     folders = [f for d in datasets for f in d.folders]
     reference, tools = reference_centroid(settings, folders)
@@ -124,22 +149,41 @@ def collect(
     for dataset in datasets:
         found: list[Labelled] = []
         for folder in dataset.folders:
-            cache = work / "examples" / f"{folder.name}-{_key(settings, folder, reference)}.json"
-            if cache.is_file():
-                examples = [Example.model_validate(e) for e in json.loads(cache.read_text("utf-8"))]
-            else:
-                say(f"  resolving {dataset.name}/{folder.name}")
-                examples = collect_examples(settings, folder, dataset=dataset.name, reference=reference)
-                cache.parent.mkdir(parents=True, exist_ok=True)
-                cache.write_text(json.dumps([e.model_dump() for e in examples]), encoding="utf-8")
-            extras = _extras(folder)
-            for e in examples:
-                e.dataset = dataset.name  # the cache is by folder; the dataset is this run's name
-                tier, ambiguous = extras.get(e.id, (None, False))
-                found.append(Labelled(e, tier, ambiguous))
+            for phrasing in (p for p in phrasings if has_phrasing(folder, p)):
+                examples = _examples(settings, folder, dataset.name, reference, work, phrasing, reading, say)
+                extras = _extras(folder, phrasing)
+                for e in examples:
+                    e.dataset = dataset.name  # the cache is by folder; the dataset is this run's name
+                    tier, ambiguous = extras.get(e.id, (None, False))
+                    found.append(Labelled(e, tier, ambiguous))
         out[dataset.name] = found
         say(f"{dataset.name}: {len(found)} requests")
     return out
+
+
+def _examples(
+    settings: Settings,
+    folder: Path,
+    dataset: str,
+    reference: np.ndarray,
+    work: Path,
+    phrasing: Phrasing,
+    reading: Reading,
+    say: Callable[[str], None],
+) -> list[Example]:
+    """One folder's examples in one phrasing: read back from ``work``, or resolved now and kept there."""
+    key = _key(settings, folder, reference, phrasing, reading)
+    suffix = "" if phrasing == "user" else f"-{phrasing}" + (f"-{reading}" if phrasing == "both" else "")
+    cache = work / "examples" / f"{folder.name}{suffix}-{key}.json"
+    if cache.is_file():
+        return [Example.model_validate(e) for e in json.loads(cache.read_text("utf-8"))]
+    say(f"  resolving {dataset}/{folder.name} ({phrasing})")
+    examples = collect_examples(
+        settings, folder, dataset=dataset, reference=reference, phrasing=phrasing, reading=reading
+    )
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps([e.model_dump() for e in examples]), encoding="utf-8")
+    return examples
 
 
 def _share(hits: int, total: int) -> float | None:
@@ -160,8 +204,10 @@ def figures(
         return _share(sum(tiers[i] == tier for i in group), len(group))
 
     expected = [i for i, x in enumerate(labelled) if x.expected_tier]
+    answerable = [x for x in labelled if x.example.answerable]
     return {
         "requests": len(labelled),
+        "top_power_right": _share(sum(x.example.correct for x in answerable), len(answerable)),
         "ece": round(calibration_error(list(top), [x.example.correct for x in labelled]), 4),
         "answerable_activated": _share(len(activated), len(plain)),
         "activated_precision": _share(sum(labelled[i].example.correct for i in activated), len(activated)),
@@ -170,6 +216,7 @@ def figures(
         "unanswerable_not_found": share_in(unanswerable, "not_found"),
         "ambiguous_activated": share_in(ambiguous, "activated"),
         "tier_accuracy": _share(sum(tiers[i] == labelled[i].expected_tier for i in expected), len(expected)),
+        "not_found": _share(tiers.count("not_found"), len(tiers)),
     }
 
 
@@ -180,11 +227,24 @@ def run_lodo(
     *,
     folds: int = 5,
     say: Callable[[str], None] = print,
+    scored: Phrasing = "user",
+    fitted: Collection[Phrasing] = USER,
 ) -> dict[str, dict[str, dict[str, Any]]]:
-    """Per left-out dataset and recipe, the figures of heads fitted on every other dataset."""
+    """Per left-out dataset and recipe, the figures of heads fitted on every other dataset: on their
+    examples in the ``fitted`` phrasings, scoring the left-out one's in the ``scored`` phrasing (a
+    dataset without it is only fitted on). Nothing of the left-out dataset, in any phrasing, is fitted."""
     results: dict[str, dict[str, dict[str, Any]]] = {}
-    for left, held in examples.items():
-        rest = [x.example for name, xs in examples.items() if name != left for x in xs]
+    for left, every in examples.items():
+        held = [x for x in every if x.example.phrasing == scored]
+        if not held:
+            continue
+        rest = [
+            x.example
+            for name, xs in examples.items()
+            if name != left
+            for x in xs
+            if x.example.phrasing in fitted
+        ]
         results[left] = {}
         for recipe in recipes:
             k = min(folds, _catalogs(rest))

@@ -28,7 +28,7 @@ from eval.extras import lab_import
 from eval.quality.dataset import DatasetArg, check_dataset_dir, expand_datasets, load_queries
 from eval.quality.ranking import server_of, server_recall_at_k, tool_recall_at_k
 from eval.quality.workspace import catalog_files_hash, open_workspace
-from services.resolve.resolving import ResolveService
+from services.resolve.snapshot import IndexSnapshot
 from tool_selector.config.settings import Settings
 from tool_selector.core.errors import InvalidInputError
 from tool_selector.embedding.embedders import Embedder
@@ -95,11 +95,11 @@ def collect(
     container, _ = open_workspace(unranked, paths, embedder=embedder)
     found = []
     with container:
-        service = ResolveService(container)
+        terms = IndexSnapshot(container).terms
         for done, query in enumerate(queries, start=1):
-            ranking = container.resolver.rank(query.query.strip(), "hybrid", service.terms)
+            ranking = container.resolver.rank(query.query.strip(), "hybrid", terms)
             if ranking.candidates is not None:
-                rows = rank_features(ranking.candidates, service.terms)
+                rows = rank_features(ranking.candidates, terms)
                 found.append((query, ranking, rows))
             if progress is not None:
                 progress(f"{dataset}/{folder.name}", done, len(queries))

@@ -18,7 +18,7 @@ import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -31,6 +31,17 @@ logger = logging.getLogger(__name__)
 SERVERS_FILE = "servers.json"
 TOOLS_FILE = "tools.json"
 QUERIES_FILE = "queries.jsonl"
+AGENT_FILE = (
+    "queries-agent.jsonl"  # the agent's phrasing of each request (eval/datasets/personal-setups/AGENT.md)
+)
+
+# Which words of a request the resolver receives: the person's (queries.jsonl), the agent's
+# (queries-agent.jsonl), or the agent's query with the person's words beside it as the request.
+Phrasing = Literal["user", "agent", "both"]
+PHRASINGS: tuple[Phrasing, ...] = ("user", "agent", "both")
+# With ``both``, what the resolver reads of the two (eval/quality/readings.py).
+Reading = Literal["arguments", "judged", "query", "joined", "fused"]
+READINGS: tuple[Reading, ...] = ("arguments", "judged", "query", "joined", "fused")
 
 _FORMAT_HINT = (
     "A dataset folder holds servers.json (a list of {name, description}), tools.json "
@@ -59,6 +70,9 @@ class Query(BaseModel):
     expected_tier: str | None = None
     origin: str | None = Field(
         default=None, description="small catalogs: 'gold-removed' or 'no-gold' for an unanswerable request"
+    )
+    rephrases: str | None = Field(
+        default=None, description="a line of queries-agent.jsonl: the id of the request it phrases"
     )
 
     @property
@@ -291,3 +305,60 @@ def load_queries(path: Path, *, limit_bytes: int = DEFAULT_MAX_FILE_BYTES) -> li
 def query_texts(queries: Iterable[Query]) -> list[tuple[str, str]]:
     """The only view of the queries the resolver may receive: ``(id, query text)`` pairs, no gold."""
     return [(q.id, q.query) for q in queries]
+
+
+@dataclass(frozen=True)
+class Asked:
+    """One request as the resolver receives it: its id, the query it resolves, and the person's own
+    words beside it (``request``, with ``--phrasing both``) or None. No gold."""
+
+    id: str
+    query: str
+    request: str | None = None
+
+
+def phrased_file(folder: Path, phrasing: Phrasing) -> Path:
+    """The query file a phrasing reads: queries.jsonl for ``user``, queries-agent.jsonl otherwise."""
+    return folder / (QUERIES_FILE if phrasing == "user" else AGENT_FILE)
+
+
+def has_phrasing(folder: Path, phrasing: Phrasing) -> bool:
+    """True when the dataset folder holds the query file the phrasing reads."""
+    return phrased_file(folder, phrasing).is_file()
+
+
+def load_phrased(
+    paths: DatasetPaths, phrasing: Phrasing = "user", *, limit_bytes: int = DEFAULT_MAX_FILE_BYTES
+) -> tuple[list[Query], list[Asked]]:
+    """The labelled queries of a dataset folder in one phrasing, and what the resolver is given for each.
+
+    ``user``: queries.jsonl as it is. ``agent``: queries-agent.jsonl (ids ``<id>-a``, the same labels).
+    ``both``: the agent's lines, each resolved with its query and, as the request, the person's words of
+    the line it ``rephrases``. Raises CatalogFileError naming the folder when it has no agent phrasing,
+    or an agent line that names no request of queries.jsonl."""
+    if phrasing == "user":
+        queries = load_queries(paths.queries, limit_bytes=limit_bytes)
+        return queries, [Asked(q.id, q.query) for q in queries]
+    folder = paths.queries.parent
+    agent_file = phrased_file(folder, phrasing)
+    if not agent_file.is_file():
+        raise CatalogFileError(
+            f"Dataset folder {folder} has no {AGENT_FILE}, so it cannot be read in the agent's phrasing.",
+            hint="Read it with --phrasing user (the shared benchmarks have people's words only), or write "
+            "one line per request of queries.jsonl (eval/datasets/personal-setups/AGENT.md).",
+            path=str(agent_file),
+        )
+    queries = load_queries(agent_file, limit_bytes=limit_bytes)
+    if phrasing == "agent":
+        return queries, [Asked(q.id, q.query) for q in queries]
+    people = {q.id: q.query for q in load_queries(paths.queries, limit_bytes=limit_bytes)}
+    unknown = [q.id for q in queries if q.rephrases not in people]
+    if unknown:
+        raise CatalogFileError(
+            f"{agent_file}: {len(unknown)} lines name no request of {QUERIES_FILE} in 'rephrases', e.g. "
+            f"{unknown[0]!r}.",
+            hint="Give every agent line, in 'rephrases', the id of the request of queries.jsonl it phrases "
+            "(check_agent.py checks it).",
+            path=str(agent_file),
+        )
+    return queries, [Asked(q.id, q.query, people[q.rephrases or ""]) for q in queries]

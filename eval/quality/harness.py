@@ -13,17 +13,19 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from eval.quality.dataset import (
+    Asked,
+    Phrasing,
     Query,
     catalog_size,
     check_dataset_dir,
     expand_datasets,
-    load_queries,
-    query_texts,
+    load_phrased,
 )
 from eval.quality.metrics import EvalReport, Prediction, ServerScore, ToolScore, evaluate
+from eval.quality.readings import PRODUCT, Reading, resolve_and_route_asked
 from eval.quality.report import write_report_files
 from eval.quality.workspace import open_workspace
-from services.resolve.resolving import ResolveService
+from services.resolve.read_path import ReadPath
 from tool_selector.config.settings import Settings
 from tool_selector.embedding.embedders import Embedder
 
@@ -33,23 +35,26 @@ RANKED = 10
 
 
 def predict(
-    service: ResolveService,
-    items: list[tuple[str, str]],
+    read_path: ReadPath,
+    items: Sequence[tuple[str, str] | Asked],
     *,
     progress: Callable[[int, int], None] | None = None,
+    reading: Reading = PRODUCT,
 ) -> list[Prediction]:
-    """One prediction per (id, text): 10 servers and 10 tools ranked, confidence, tier, latency; for a
-    request the resolver split into steps, each step's ranked servers (``parts``)."""
-    if items:  # warm up: model session, keyword index; not timed
-        service.resolve_and_route(items[0][1])
+    """One prediction per (id, text) or asked request (eval/quality/readings.py: with the person's words
+    beside the agent's query, read as ``reading`` says): 10 servers and 10 tools ranked, confidence,
+    tier, latency; for a request the resolver split into steps, each step's ranked servers (``parts``)."""
+    asked = [item if isinstance(item, Asked) else Asked(*item) for item in items]
+    if asked:  # warm up: model session, keyword index; not timed
+        resolve_and_route_asked(read_path, asked[0], reading=reading)
     predictions = []
-    for done, (query_id, text) in enumerate(items, start=1):
+    for done, item in enumerate(asked, start=1):
         started = time.perf_counter()
-        resolution, decision = service.resolve_and_route(text, tools=RANKED, powers=RANKED)
+        resolution, decision = resolve_and_route_asked(read_path, item, reading=reading, limit=RANKED)
         latency = (time.perf_counter() - started) * 1000
         predictions.append(
             Prediction(
-                id=query_id,
+                id=item.id,
                 servers=[ServerScore(name=p.name, score=p.score) for p in resolution.powers],
                 tools=[ToolScore(id=t.id, score=t.score) for t in resolution.tools],
                 confidence=resolution.confidence,
@@ -60,7 +65,7 @@ def predict(
             )
         )
         if progress is not None:
-            progress(done, len(items))
+            progress(done, len(asked))
     return predictions
 
 
@@ -83,9 +88,13 @@ def run_eval(
     embedder: Embedder | None = None,
     progress: Callable[[int, int], None] | None = None,
     enricher: str | None = None,
+    phrasing: Phrasing = "user",
+    reading: Reading = PRODUCT,
 ) -> tuple[EvalReport, list[Query]]:
     """Resolve every query of every dataset folder (a DATASET is a folder or a small-catalog root) and
-    score them together. With several DATASETs, query ids become ``<dataset>/<id>``."""
+    score them together. With several DATASETs, query ids become ``<dataset>/<id>``. ``phrasing``: the
+    person's words, the agent's, or the agent's query with the person's words beside it, read as
+    ``reading`` says (eval/quality/dataset.py ``load_phrased``, eval/quality/readings.py)."""
     given = [datasets] if isinstance(datasets, Path) else list(datasets)
     args = expand_datasets(given)
     prefix = len(args) > 1
@@ -94,18 +103,18 @@ def run_eval(
         for folder in arg.folders:
             paths = check_dataset_dir(folder)
             limit = settings.max_file_bytes
-            loaded = load_queries(paths.queries, limit_bytes=limit)
-            work.append((arg.name, paths, loaded, catalog_size(paths, limit_bytes=limit)))
-    total = sum(len(queries) for _, _, queries, _ in work)
+            loaded, asked = load_phrased(paths, phrasing, limit_bytes=limit)
+            work.append((arg.name, paths, loaded, asked, catalog_size(paths, limit_bytes=limit)))
+    total = sum(len(queries) for _, _, queries, _, _ in work)
     all_queries: list[Query] = []
     predictions: list[Prediction] = []
     built = 0
     calibration = ""
-    for name, paths, queries, servers in work:
+    for name, paths, queries, asked, servers in work:
         container, was_built = open_workspace(settings, paths, embedder=embedder, enricher=enricher)
         built += was_built
         with container:
-            service = ResolveService(container)
+            read_path = ReadPath.fixed(container)
             calibration = container.calibration.version
             done = len(predictions)
 
@@ -113,7 +122,7 @@ def run_eval(
                 if progress is not None:
                     progress(done + n, total)
 
-            found = predict(service, query_texts(queries), progress=step)
+            found = predict(read_path, asked, progress=step, reading=reading)
         for query, prediction in zip(queries, found, strict=True):
             scored = query.model_copy(update={"id": f"{name}/{query.id}"}) if prefix else query
             prediction.id = scored.id
@@ -135,6 +144,7 @@ def run_eval(
             "field_boosts": settings.field_boosts,
             "thresholds": settings.thresholds.model_dump(),
             "calibration": calibration,
+            "phrasing": phrasing if phrasing != "both" else f"both (reading: {reading})",
             "indexes": f"{built} built, {len(work) - built} reused",
         }
         write_report_files(report, report_path, title=title, settings_summary=summary)

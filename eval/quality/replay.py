@@ -30,11 +30,18 @@ import random
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 
-from eval.quality.dataset import DatasetArg, Query, check_dataset_dir, expand_datasets, load_queries
+from eval.quality.dataset import (
+    DatasetArg,
+    Query,
+    check_dataset_dir,
+    expand_datasets,
+    load_phrased,
+    load_queries,
+)
 from eval.quality.ranking import server_of
 from eval.quality.workspace import open_workspace
 from services.gateway.service import Caller, GatewayService
@@ -168,16 +175,20 @@ def replay(
     collect: bool = False,
     rows_out: list[dict[str, Any]] | None = None,
     progress: Callable[[str], None] | None = None,
+    phrasing: Literal["user", "agent"] = "user",
 ) -> dict[str, Any]:
     """Replay every dataset folder ``passes`` times; the figures per dataset and over all of them.
     ``memory=False``: the same replay with the memory off (what the gateway does without it);
     ``rephrased=None``: the second phrasing where a folder has one. ``model`` judges the memory instead
     of the shipped one; ``collect``: the memory judges but changes nothing. Every request's row (with
-    the judge's features and label when a remembered choice was usable) goes to ``rows_out``."""
+    the judge's features and label when a remembered choice was usable) goes to ``rows_out``.
+    ``phrasing="agent"``: the first pass (and the later ones, unless rephrased) sends the agent's query of
+    each request (queries-agent.jsonl) instead of the person's words."""
     settings = settings.model_copy(update={"memory": settings.memory.model_copy(update={"enabled": memory})})
     report: dict[str, Any] = {
         "passes": passes,
         "rephrased": rephrased,
+        "phrasing": phrasing,
         "seed": seed,
         "memory": memory,
         "model": (model.version if model is not None else "shipped") if not collect else "collecting",
@@ -192,6 +203,10 @@ def replay(
             paths = check_dataset_dir(folder)
             queries = load_queries(paths.queries, limit_bytes=settings.max_file_bytes)
             original = {q.id: q.query for q in queries}
+            if phrasing == "agent":  # the agent's query of each request (its line's ``rephrases``)
+                agent, _ = load_phrased(paths, "agent", limit_bytes=settings.max_file_bytes)
+                said = {q.rephrases: q.query for q in agent}
+                original = {q.id: said.get(q.id, q.query) for q in queries}
             reword = rephrased if rephrased is not None else (folder / REPHRASED_FILE).is_file()
             second = _rephrased(folder, queries, settings.max_file_bytes) if reword else original
             texts = [original] + [second] * (passes - 1)

@@ -26,7 +26,7 @@ def serve(
     may only resolve and query). A session works only with the key that opened it and is closed when
     that key is revoked. Logs go to stderr. Every upstream server is stopped on exit."""
     from routes.gateway import serve_http, serve_stdio
-    from services.resolve.resolving import check_servable
+    from services.resolve.snapshot import check_servable
     from services.shared.container import Container
 
     with mapped_errors():
@@ -88,7 +88,7 @@ def tokens(
 ) -> None:
     """Tokens an agent sees through the gateway against loading every tool of every server, per query."""
     from services.gateway.tokens import account_tokens, read_queries
-    from services.resolve.resolving import ResolveService
+    from services.resolve.read_path import ReadPath
     from services.shared.container import Container
 
     with mapped_errors():
@@ -96,7 +96,7 @@ def tokens(
         # a bad file is reported before the index is loaded
         queries = read_queries(queries_file, limit_bytes=settings.max_file_bytes)
         with Container(settings) as container:
-            report = account_tokens(ResolveService(container), queries)
+            report = account_tokens(ReadPath.fixed(container), queries)
     if as_json:
         echo_json(report.model_dump())
         return

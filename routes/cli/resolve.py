@@ -28,11 +28,11 @@ def resolve(
     as_json: JsonOrText = None,
 ) -> None:
     """Resolve a query and print the tiered decision: a short summary on a terminal, JSON otherwise."""
-    from services.resolve.resolving import ResolveService
+    from services.resolve.read_path import ReadPath
     from services.shared.container import Container
 
     with mapped_errors(), Container(cli_settings()) as container:
-        resolution, decision = ResolveService(container).resolve_and_route(query, mode=mode)
+        resolution, decision = ReadPath.fixed(container).decide(query, mode=mode)
         if wants_json(as_json) or explain:
             out = decision.model_dump(mode="json", exclude_none=True)
             if explain:

@@ -20,7 +20,7 @@ import anyio
 from pydantic import BaseModel, Field
 
 from services.api.jobs import JobRunner
-from services.resolve.live import LiveResolver
+from services.resolve.read_path import Answer, ReadPath
 from services.shared.auth import Principal, check_still_valid
 from services.shared.container import Container
 from services.shared.indexing import index_is_current
@@ -31,9 +31,7 @@ from tool_selector.catalog.admin import AuditRecord, JobRecord, JobState
 from tool_selector.catalog.batch import ImportBatch
 from tool_selector.catalog.browse import BrowseState, ToolRow, browse_tools
 from tool_selector.core.models import (
-    Decision,
     DiscoveryStatus,
-    Resolution,
     SearchMode,
     ServerProfile,
     ToolCandidate,
@@ -110,7 +108,7 @@ class Operations:
     def __init__(self, container: Container) -> None:
         self.container = container
         self.jobs = JobRunner(container)
-        self.live = LiveResolver(container, cache_size=container.settings.api.answer_cache_size)
+        self.read_path = ReadPath(container, cache_size=container.settings.api.answer_cache_size)
         self.warm = threading.Event()  # set once warm_up has loaded the index and the model (or given up)
         # resolves that miss the answer cache running at once, in threads (api.resolve_threads): this
         # process's, whichever app serves it
@@ -124,7 +122,7 @@ class Operations:
         the console, an agent's first resolve) does not wait for them. Never raises: a missing index is
         reported by the requests themselves."""
         try:
-            self.live.decide("warm up")
+            self.read_path.decide("warm up")
         except Exception as exc:  # the routes say what is wrong, with what to do
             logger.info("warm-up skipped: %s", exc)
         finally:
@@ -138,7 +136,7 @@ class Operations:
             with self.container.writing(what, wait_s=self.container.settings.api.write_wait_s):
                 yield
         finally:
-            self.live.expire()  # look for the new index at the next read
+            self.read_path.expire()  # look for the new index at the next read
 
     def write(self, what: str, work: Callable[[], T], who: Principal) -> T:
         """``work`` under the writer lock, once ``who``'s key is checked again (it may have been revoked
@@ -197,14 +195,14 @@ class Operations:
             self.container.store, text=text, server=server, state=state, limit=limit, offset=offset
         )
 
-    def cached_answer(self, query: str, mode: SearchMode, limit: int) -> tuple[Resolution, Decision] | None:
-        return self.live.cached_answer(query, mode, limit)
+    def cached_answer(self, query: str, mode: SearchMode, limit: int) -> Answer | None:
+        return self.read_path.cached_answer(query, mode, limit)
 
-    def resolve(self, query: str, mode: SearchMode, limit: int) -> tuple[Resolution, Decision]:
-        return self.live.resolve_and_route(query, mode=mode, limit=limit)
+    def resolve(self, query: str, mode: SearchMode, limit: int) -> Answer:
+        return self.read_path.decide(query, mode=mode, limit=limit)
 
     def search_tools(self, query: str, mode: SearchMode, limit: int) -> list[ToolCandidate]:
-        return self.live.resolve(query, mode=mode, tools=limit, powers=1).tools[:limit]
+        return self.read_path.decide(query, mode=mode, limit=limit).resolution.tools[:limit]
 
     def tool(self, tool_id: str) -> ToolRecord:
         return self.container.store.get_tool(tool_id)

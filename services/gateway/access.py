@@ -10,16 +10,11 @@ not start, stop or call a power: ``activate_power``, ``deactivate_power``, ``cal
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import Any
 
 from tool_selector.core.errors import ForbiddenError
+from tool_selector.route import messages
 
 CALL = "call"
-_WHO = (
-    "Tell the user that running tools needs an API key with the 'call' scope (role editor or admin: "
-    "`tool-selector keys create NAME --role editor`), made by the gateway's operator; until then, "
-    "resolve_intent and catalog_query still answer."
-)
 
 
 def may_call(scopes: Collection[str] | None) -> bool:
@@ -34,15 +29,6 @@ def require_call(scopes: Collection[str] | None, action: str) -> None:
     held = ", ".join(sorted(scopes or ())) or "none"
     raise ForbiddenError(
         f"This API key lacks the 'call' scope (it has: {held}), so it cannot {action}.",
-        hint=_WHO,
+        hint=messages.NEEDS_CALL,
         scope=CALL,
-    )
-
-
-def lacks_call(answer: dict[str, Any], power: str, confidence: float) -> None:
-    """``resolve_intent``'s answer when the match is sure but the key may not start the power."""
-    answer["ready"] = False
-    answer["message"] = (
-        f"'{power}' is the right power ({confidence:.0%} sure), but it was not started: this API key "
-        f"lacks the 'call' scope, which starting a power and calling its tools need. {_WHO}"
     )

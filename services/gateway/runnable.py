@@ -11,11 +11,6 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-ADD_IT = (
-    "Tell the user; the operator can add it to this gateway's servers configuration "
-    "(`tool-selector servers add NAME ...`, or `servers enable NAME` if it is there but switched off)."
-)
-
 
 def mark_runnable(answer: dict[str, Any], runnable: Collection[str]) -> None:
     """Put ``runnable`` on each power a resolve or catalog answer lists (in place)."""
@@ -27,26 +22,3 @@ def mark_runnable(answer: dict[str, Any], runnable: Collection[str]) -> None:
             item["runnable"] = item.get("name") in runnable
     elif answer.get("query_type") == "profile" and "server" in answer:
         answer["runnable"] = answer["server"] in runnable
-
-
-def catalog_only(answer: dict[str, Any], power: str, confidence: float) -> None:
-    """Turn an "activated" answer on a power this gateway cannot run into what is true (in place):
-    the match stands, nothing was started, and its tools are not callable here."""
-    answer.pop("tools", None)
-    answer.update(
-        ready=False,
-        runnable=False,
-        message=(
-            f"'{power}' fits this request ({confidence:.0%} sure), but it is only in the catalog: it is not "
-            f"configured on this gateway, so it cannot be started or called here. {ADD_IT}"
-        ),
-    )
-
-
-def not_runnable_note(names: list[str]) -> str:
-    """A sentence for a list of matches some of which cannot run here."""
-    listed = ", ".join(f"'{n}'" for n in names)
-    return (
-        f" {listed} {'is' if len(names) == 1 else 'are'} only in the catalog (runnable: false), not "
-        "configured on this gateway: do not activate them; if one of them is what the user needs, say so."
-    )

@@ -18,36 +18,50 @@ import hashlib
 import json
 import logging
 import re
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
+from datetime import datetime
+from functools import partial
 from typing import Any
 
 import anyio
 from mcp import types
 
-from services.gateway.access import lacks_call, may_call, require_call
+from services.gateway.access import may_call, require_call
+from services.gateway.answer import (
+    Facts,
+    Filled,
+    GatewayAnswer,
+    NextCall,
+    Started,
+    power_answer,
+    resolve_answer,
+)
 from services.gateway.catalog_query.view import CatalogView
 from services.gateway.choices import LOCAL, ChoiceMemory
 from services.gateway.hints import HintTracker, Suggestion
 from services.gateway.powers import Activation, ChangeReason, Power, PowerManager
-from services.gateway.runnable import catalog_only, mark_runnable, not_runnable_note
-from services.resolve.live import LiveResolver
-from services.resolve.steps import best_powers
+from services.gateway.runnable import mark_runnable
+from services.gateway.sessions import SessionViews
+from services.resolve.read_path import Answer, ReadPath
 from services.shared.container import Container
 from services.write.quarantine import LiveCheck, refresh_after_vet, refuse_held, vet_live_server
 from tool_selector.config.servers import ServerConfig, load_servers
 from tool_selector.core.errors import InvalidInputError, NotFoundError
-from tool_selector.core.models import Decision, GatewaySessionStats, StepMatch, ToolSummary
-from tool_selector.core.names import MAX_NAME_CHARS, shown_name
+from tool_selector.core.models import Decision, GatewaySessionStats, PowerSummary, Resolution
+from tool_selector.core.names import MAX_NAME_CHARS, server_of, shown_name, tool_of
+from tool_selector.route import messages
+from tool_selector.route.arguments import fill_arguments
+from tool_selector.route.tiers import PowerInfo
 from tool_selector.trust.limits import cut
 from tool_selector.trust.shown import server_instructions
 
 logger = logging.getLogger(__name__)
 
 MAX_TOOL_NAME = 64  # what Claude's API accepts for a tool name: ^[a-zA-Z0-9_-]{1,64}$
-SUMMARY_CHARS = 240  # a power's description in a list of candidates; activate_power shows it all
-STEERING_CHARS = 2000  # a server's approved instructions, as steering
+STEERING_CHARS = 300  # the operator's steering or a server's approved instructions, once per session
 RESOLVE_THREADS = 4  # resolve_intent calls running at once; their query embeddings share model calls
+SURELY = 0.95  # a catalog-only best fit this sure is not second-guessed with configured alternatives
 REINDEX_WAIT_S = 0.5  # each wait for the writer lock of a refresh left for after another write
 
 
@@ -67,21 +81,6 @@ def steering(power: Power) -> str:
     approved instructions (capped, withheld when the scanner says so), else nothing; never the text of
     the live session (services/write/quarantine.py: LiveCheck)."""
     return power.config.steering or cut(server_instructions(power.instructions), STEERING_CHARS)
-
-
-def tool_json(power: str, tool: ToolSummary | types.Tool) -> dict[str, Any]:
-    """A tool as an answer shows it: its approved description (cut) and input schema, and its call_as
-    name; a power's tools are the approved fields only (``Power.tools``), never the live title or _meta."""
-    if isinstance(tool, types.Tool):
-        description, schema = tool.description or "", dict(tool.input_schema)
-    else:
-        description, schema = tool.description, tool.input_schema
-    return {
-        "name": tool.name,
-        "description": cut(description),  # at most limits.DESCRIPTION_CHARS, whatever the upstream sent
-        "input_schema": schema,
-        "call_as": namespaced(power, tool.name),
-    }
 
 
 @dataclass(frozen=True)
@@ -113,8 +112,8 @@ class GatewayService:
     ) -> None:
         self.container = container
         settings = container.settings
-        self.live = LiveResolver(container)
-        self.live.service()  # refuses here, at start, when there is no current index
+        self.read_path = ReadPath(container)
+        self.read_path.snapshot()  # refuses here, at start, when there is no current index
         self.hints = HintTracker(sink=self._record_session)
         self.memory = ChoiceMemory(container)
         self.on_tools_changed = on_tools_changed
@@ -122,6 +121,7 @@ class GatewayService:
         # resolves of concurrent callers (an HTTP gateway) overlap; their query embeddings are batched
         self._resolving = anyio.CapacityLimiter(RESOLVE_THREADS)
         self._view: tuple[int, CatalogView] | None = None  # the live resolver's generation it was read at
+        self.sessions = SessionViews()
         self._reindex_pending = False  # an activation's holds wait for a write under way to end
         self.powers = PowerManager(
             configs or (lambda: load_servers(settings.servers_path).mcpServers),
@@ -147,7 +147,7 @@ class GatewayService:
 
     async def warm_up(self) -> None:
         """Load the embedding model in a worker thread so that the first resolve is fast."""
-        await anyio.to_thread.run_sync(self.live.decide, "warm up", limiter=self._resolving)
+        await anyio.to_thread.run_sync(self.read_path.decide, "warm up", limiter=self._resolving)
 
     async def _vet(
         self, name: str, config: ServerConfig, tools: list[types.Tool], init: types.InitializeResult
@@ -180,7 +180,7 @@ class GatewayService:
             done = True
         if done:
             self._reindex_pending = False
-            self.live.expire()
+            self.read_path.expire()
         return done
 
     async def _powers_changed(self, name: str, reason: ChangeReason) -> None:
@@ -190,23 +190,40 @@ class GatewayService:
 
     # -- the tool list -------------------------------------------------------------------------------
 
-    def proxied_tools(self) -> dict[str, tuple[Power, types.Tool]]:
-        """Every active power's tools under their namespaced names."""
+    def proxied_tools(self, session: str | None = None) -> dict[str, tuple[Power, types.Tool]]:
+        """The active powers' tools under their namespaced names: every one (``session`` None), or those in
+        the session's tool list (the tools its requests matched or it called)."""
+        listed = None if session is None else self.sessions.listed(session)
         found: dict[str, tuple[Power, types.Tool]] = {}
         for power in self.powers.active():
             for tool in power.tools:
-                found.setdefault(namespaced(power.name, tool.name), (power, tool))
+                if listed is None or (power.name, tool.name) in listed:
+                    found.setdefault(namespaced(power.name, tool.name), (power, tool))
         return found
+
+    async def _list(self, session: str, power: str, tools: Collection[str]) -> None:
+        """Add ``tools`` of ``power`` to the session's tool list; tell the clients when it grew."""
+        view = self.sessions.get(session)
+        new = {(power, t) for t in tools} - view.listed
+        if new:
+            view.listed |= new
+            if self.on_tools_changed is not None:
+                await self.on_tools_changed()
 
     # -- resolve_intent ------------------------------------------------------------------------------
 
-    def _decide(self, caller: Caller, query: str) -> Decision:
-        """Resolve and route (a worker thread), the caller's memory of confirmed choices applied, and the
-        answer shown left to wait for the caller's choice (services/gateway/choices.py)."""
-        resolution, decision = self.live.resolve_and_route(query)
+    def _decide(self, caller: Caller, query: str, request: str | None = None) -> Answer:
+        """The read path's answer (a worker thread), its decision revised by the caller's memory of confirmed
+        choices (``_remembered``), and the answer shown left to wait for the caller's choice."""
         if not self.memory.enabled or caller.principal is None:
-            return decision
-        powers = self.live.service().powers
+            return self.read_path.decide(query, request=request)
+        return self.read_path.decide(query, request=request, revise=partial(self._remembered, caller))
+
+    def _remembered(
+        self, caller: Caller, resolution: Resolution, decision: Decision, powers: Mapping[str, PowerInfo]
+    ) -> Decision:
+        """The decision with the caller's memory applied, made with the same index's ``powers``
+        (services/gateway/choices.py)."""
         session, principal = caller.session_id, caller.principal
         try:
             remembered, fired = self.memory.decide(session, resolution, decision, powers, principal=principal)
@@ -221,71 +238,94 @@ class GatewayService:
             return decision
         return remembered
 
-    async def resolve_intent(self, caller: Caller, query: str) -> dict[str, Any]:
-        decision = await anyio.to_thread.run_sync(self._decide, caller, query, limiter=self._resolving)
-        steps = decision.parts or []  # a multi-step request: one power per step
-        answer = decision_json(decision)
+    async def resolve_intent(self, caller: Caller, query: Any, request: Any = None) -> dict[str, Any]:
+        """``query``: the capability needed, in the agent's words; ``request``: the user's own words, read for
+        the arguments of the next call (the query's own arguments otherwise)."""
+        query = _text(query, "query", 'resolve_intent(query="convert a time between two time zones")')
+        words = _text(request, "request", "") if request is not None else query
+        resolution, decision = await anyio.to_thread.run_sync(
+            self._decide, caller, query, None if request is None else words, limiter=self._resolving
+        )
+        view = self.sessions.get(caller.session_id)
         runnable = self.powers.configured()
-        mark_runnable(answer, runnable)
-        suggestions: list[Suggestion] = []
-        browse = Suggestion("catalog_query", "to browse", {"query_type": "servers"})
-        if decision.status == "activated" and decision.power is not None and decision.power not in runnable:
-            catalog_only(answer, decision.power, decision.confidence)  # never started: not configured here
-            suggestions.append(browse)
-        elif decision.status == "activated" and decision.power is not None and not may_call(caller.scopes):
-            lacks_call(answer, decision.power, decision.confidence)  # the key may not start anything
-            suggestions.append(browse)
-        elif decision.status == "activated" and decision.power is not None:
+        started: Started | None = None
+        error: str | None = None
+        power = decision.power if decision.status == "activated" else None
+        if power is not None and power in runnable and may_call(caller.scopes):
             try:
-                activation = await self.powers.activate(decision.power)
+                started = self._started(await self.powers.activate(power), view)
             except Exception as exc:  # the match stands; the agent learns why the power is not ready
-                answer["ready"] = False
-                answer["message"] = (
-                    f"'{decision.power}' is the right power ({decision.confidence:.0%} sure) but it could "
-                    f"not be started: {exc} Retry with activate_power('{decision.power}'), or tell the user."
-                )
-                suggestions.append(Suggestion("activate_power", "retry the start", {"name": decision.power}))
-            else:
-                answer.update(self._activation_json(activation))
-                suggestions += _call_suggestions(activation.power)
-                suggestions += _step_suggestions(steps, runnable, started=decision.power)
-        elif decision.status == "multiple_matches":
-            suggestions += _step_suggestions(steps, runnable)
-            offered = {s.arguments.get("name") for s in suggestions}
-            for match in decision.matches or []:
-                if match.power in runnable and match.power not in offered:
-                    suggestions.append(
-                        Suggestion("activate_power", f"if {match.power} fits", {"name": match.power})
+                error = str(exc)
+        facts = Facts(
+            runnable,
+            may_call(caller.scopes),
+            started,
+            error,
+            set(view.seen),
+            filler(words, query, earlier=view.earlier()),
+            _blurbs(runnable),
+            fit=_fit(resolution, power),
+            top3=max(resolution.top3_confidence, resolution.confidence),
+            alternatives=self._alternatives(resolution, power, runnable),
+        )
+        answer = resolve_answer(decision, facts)
+        view.words = words
+        view.named = {m.power: list(m.tools) for m in decision.matches or []}
+        if power is not None:
+            view.named[power] = [t.name for t in decision.tools or []]
+        await self._read(caller, answer)
+        return self._offer(caller, answer)
+
+    def _alternatives(
+        self, resolution: Resolution, power: str | None, runnable: Collection[str]
+    ) -> list[PowerSummary]:
+        """When the best fit is only in the catalog, and not almost surely right: the configured powers among
+        the first three (the agent can use those; the best fit it cannot)."""
+        if power is None or power in runnable or resolution.confidence >= SURELY:
+            return []
+        directory = self.read_path.snapshot().powers
+        found = []
+        for candidate in resolution.powers[1:3]:
+            info = directory.get(candidate.name)
+            if info is not None and candidate.name in runnable:
+                tools = [tool_of(t) for t in candidate.tools[:5]]
+                found.append(
+                    PowerSummary(
+                        power=info.name, description=info.description, score=candidate.score, tools=tools
                     )
-        elif decision.status == "weak_matches":
-            suggestions.append(Suggestion("resolve_intent", "after the user clarifies", {"query": "..."}))
-        if decision.status in ("multiple_matches", "weak_matches") or steps:
-            shown = [m.power for m in decision.matches or []] + best_powers(steps)
-            idle = [p for p in dict.fromkeys(shown) if p not in runnable and p != decision.power]
-            answer["message"] += not_runnable_note(idle) if idle else ""
-        if not suggestions or decision.status == "weak_matches":
-            suggestions.append(browse)
-        answer["suggested_next_actions"] = self.hints.offer(caller.session_id, suggestions)
-        return answer
+                )
+        return found
+
+    def _started(self, activation: Activation, view: Any) -> Started:
+        """A running power as the answer shows it; its steering only the first time the session meets it."""
+        power = activation.power
+        shown = steering(power) if power.name not in view.steering else ""
+        view.steering.add(power.name)
+        return Started(
+            name=power.name,
+            tools=power.tools,
+            already=activation.already_active,
+            evicted=activation.evicted,
+            steering=shown,
+            held=power.held,
+            instructions_held=bool(power.note),
+        )
+
+    async def _read(self, caller: Caller, answer: GatewayAnswer) -> None:
+        """What the agent now holds: the tool lines it read, and those tools in its tool list."""
+        if answer.power is None or not answer.shown:
+            return
+        view = self.sessions.get(caller.session_id)
+        view.seen |= {f"{answer.power}::{line.split('(', 1)[0]}" for line in answer.tools or []}
+        if self.powers.get(answer.power) is not None:
+            await self._list(caller.session_id, answer.power, answer.shown)
+
+    def _offer(self, caller: Caller, answer: GatewayAnswer) -> dict[str, Any]:
+        """The answer as the agent reads it; its next calls recorded as the hints the session was given."""
+        self.hints.offer(caller.session_id, [_suggestion(n) for n in answer.next])
+        return answer.as_json()
 
     # -- activate / deactivate -----------------------------------------------------------------------
-
-    def _activation_json(self, activation: Activation) -> dict[str, Any]:
-        power = activation.power
-        answer: dict[str, Any] = {
-            "power": power.name,
-            "ready": True,
-            "already_active": activation.already_active,
-            "tools": [tool_json(power.name, t) for t in power.tools],
-            "steering": steering(power),
-        }
-        if power.note:
-            answer["instructions_held"] = power.note  # the live instructions wait: never shown
-        if power.held:
-            answer["held_tools"] = power.held  # held in quarantine: named, never shown or callable
-        if activation.evicted:
-            answer["stopped_to_make_room"] = activation.evicted
-        return answer
 
     async def activate_power(self, caller: Caller, name: str) -> dict[str, Any]:
         name = _required(name, "name", "activate_power(name='git')")
@@ -293,18 +333,18 @@ class GatewayService:
         prerequisite = self.hints.prerequisite(caller.session_id, "activate_power")
         activation = await self.powers.activate(name)
         self.memory.on_activate(caller.session_id, name, principal=caller.principal)
-        answer = {"status": "activated", **self._activation_json(activation)}
-        answer["message"] = (
-            f"'{name}' is {'already ' if activation.already_active else ''}running with "
-            f"{len(activation.power.tools)} tools. Call them by their call_as name, or through "
-            f"call_tool(power='{name}', tool=..., arguments=...)."
+        view = self.sessions.get(caller.session_id)
+        started = self._started(activation, view)
+        facts = Facts(
+            self.powers.configured(),
+            True,
+            started,
+            seen=set(view.seen),
+            fill=filler(view.words, earlier=view.earlier()),
         )
-        if prerequisite is not None:
-            answer["hint"] = prerequisite
-        answer["suggested_next_actions"] = self.hints.offer(
-            caller.session_id, _call_suggestions(activation.power)
-        )
-        return answer
+        answer = power_answer(started, view.named.get(name, []), facts, prerequisite)
+        await self._read(caller, answer)
+        return self._offer(caller, answer)
 
     async def deactivate_power(self, caller: Caller, name: str) -> dict[str, Any]:
         name = _required(name, "name", "deactivate_power(name='git')")
@@ -313,13 +353,13 @@ class GatewayService:
         await anyio.to_thread.run_sync(
             lambda: self.memory.on_deactivate(caller.session_id, name, principal=caller.principal)
         )
-        suggestions = [Suggestion("resolve_intent", "for the next request", {"query": "..."})]
-        return {
-            "status": "deactivated" if stopped else "not_active",
-            "power": name,
-            "message": f"'{name}' {'was stopped' if stopped else 'was not running'}; its tools are gone.",
-            "suggested_next_actions": self.hints.offer(caller.session_id, suggestions),
-        }
+        answer = GatewayAnswer(
+            status="deactivated" if stopped else "not_active",
+            power=name,
+            message=messages.stopped(name, stopped),
+            next=[NextCall(tool="resolve_intent", arguments={"query": "..."}, why="for the next request")],
+        )
+        return self._offer(caller, answer)
 
     # -- calls ---------------------------------------------------------------------------------------
 
@@ -347,15 +387,26 @@ class GatewayService:
                 tool=tool,
             )
         result = await self.powers.call(power_name, tool, dict(arguments or {}))
-        await self._called(caller, power_name, tool, result)
+        await self._called(caller, power_name, tool, result, arguments or {})
+        await self._list(caller.session_id, power_name, [tool])  # a tool it needed: listed from now on
         return result
 
-    async def _called(self, caller: Caller, power: str, tool: str, result: types.CallToolResult) -> None:
-        """A call went through: the memory learns whether it served the session's last request. The
-        upstream has served it, so nothing here may turn it into a failure (a full disk): logged only."""
+    async def _called(
+        self,
+        caller: Caller,
+        power: str,
+        tool: str,
+        result: types.CallToolResult,
+        arguments: Mapping[str, Any],
+    ) -> None:
+        """A call went through: the session keeps the values it passed (sessions.py, ``used``) and the
+        memory learns whether it served the session's last request. The upstream has served it, so
+        nothing here may turn it into a failure (a full disk): logged only."""
+        ok = not result.is_error
+        if ok:
+            self.sessions.get(caller.session_id).passed(power, arguments)
         if not self.memory.enabled:
             return
-        ok = not result.is_error
         try:
             await anyio.to_thread.run_sync(
                 lambda: self.memory.on_call(caller.session_id, power, tool, ok=ok, principal=caller.principal)
@@ -381,18 +432,18 @@ class GatewayService:
             )
         power, tool = found
         result = await self.powers.call(power.name, tool.name, dict(arguments or {}))
-        await self._called(caller, power.name, tool.name, result)
+        await self._called(caller, power.name, tool.name, result, arguments or {})
         return result
 
     # -- catalog_query -------------------------------------------------------------------------------
 
     def _catalog_view(self) -> tuple[CatalogView, set[str]]:
-        """The catalog view read at the live resolver's current index, and the power names (in a worker
-        thread: the live resolver may look at the database)."""
-        service = self.live.service()
-        if self._view is None or self._view[0] != self.live.generation:
-            self._view = (self.live.generation, CatalogView.load(self.container.store))
-        return self._view[1], set(service.powers)
+        """The catalog view read at the read path's current index, and the power names (in a worker
+        thread: the read path may look at the database)."""
+        snapshot = self.read_path.snapshot()
+        if self._view is None or self._view[0] != self.read_path.generation:
+            self._view = (self.read_path.generation, CatalogView.load(self.container.store))
+        return self._view[1], set(snapshot.powers)
 
     async def catalog_query(self, caller: Caller, query_type: Any, filters: Any) -> dict[str, Any]:
         if not isinstance(query_type, str):
@@ -410,7 +461,7 @@ class GatewayService:
         if isinstance(server, str) and server in powers and server in runnable:
             suggestions.append(Suggestion("activate_power", f"to use {server}", {"name": server}))
         suggestions.append(Suggestion("resolve_intent", "to let the gateway pick", {"query": "..."}))
-        answer["suggested_next_actions"] = self.hints.offer(caller.session_id, suggestions)
+        answer["next"] = self.hints.offer(caller.session_id, suggestions)
         return answer
 
 
@@ -433,43 +484,54 @@ def render_answer(answer: dict[str, Any]) -> str:
     return json.dumps(answer, ensure_ascii=False)
 
 
-def decision_json(decision: Decision) -> dict[str, Any]:
-    """A decision as resolve_intent answers it (its ``parts`` only for a multi-step request)."""
-    answer = decision.model_dump(mode="json", exclude_none=True)
-    for key in ("matches", "available_powers"):
-        for summary in answer.get(key, []):
-            text = summary.get("description", "")
-            if len(text) > SUMMARY_CHARS:
-                summary["description"] = text[: SUMMARY_CHARS - 1].rsplit(" ", 1)[0] + "…"
-    answer["confidence"] = round(decision.confidence, 4)
-    if decision.power is not None and decision.tools is not None:
-        answer["tools"] = [tool_json(decision.power, t) for t in decision.tools]
-    return answer
-
-
-def _step_suggestions(
-    steps: Sequence[StepMatch], runnable: Collection[str], *, started: str | None = None
-) -> list[Suggestion]:
-    """activate_power for each step's best power this gateway can run, in step order (not the one
-    already ``started``)."""
-    found: dict[str, Suggestion] = {}
-    for i, step in enumerate(steps, start=1):
-        best = step.powers[0] if step.powers else None
-        if best is not None and best in runnable and best != started and best not in found:
-            found[best] = Suggestion("activate_power", f"for step {i}", {"name": best})
-    return list(found.values())
-
-
-def _call_suggestions(power: Power) -> list[Suggestion]:
-    names = [t.name for t in power.tools[:3]]
-    accepts = frozenset(namespaced(power.name, t.name) for t in power.tools)
-    return [
-        Suggestion(
-            "call_tool",
-            f"run one of {power.name}'s tools (or call it as {namespaced(power.name, names[0])})"
-            if names
-            else f"{power.name} listed no tools",
-            {"power": power.name, "tool": names[0] if names else "", "arguments": {}},
-            accepts=accepts,
+def _text(value: Any, field: str, example: str) -> str:
+    """A request's text: a non-empty string (cut to the resolver's input limit by the resolver)."""
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInputError(
+            f"'{field}' must be a non-empty string.", hint=f"Call it like {example}." if example else ""
         )
-    ]
+    return value.strip()
+
+
+def filler(
+    *texts: str, earlier: Mapping[str, Mapping[str, Any]] | None = None
+) -> Callable[[str, types.Tool], Filled]:
+    """The arguments ``texts`` give for a tool's parameters (the user's words first, then the agent's query:
+    a value the first gives wins), then for a required one none of them gives, the value the session
+    always passed that parameter of the same power (``earlier``: a repository's path); and the required
+    ones still without a value. Relative dates are read against this machine's clock."""
+
+    def fill(power: str, tool: types.Tool) -> Filled:
+        schema, now = dict(tool.input_schema), datetime.now().astimezone()
+        arguments: dict[str, Any] = {}
+        for text in dict.fromkeys(t for t in texts if t):
+            found = fill_arguments(text, schema, now=now)
+            arguments |= {k: v for k, v in found.arguments.items() if k not in arguments}
+        required = [r for r in schema.get("required") or [] if isinstance(r, str)]
+        passed = (earlier or {}).get(power, {})
+        arguments |= {r: passed[r] for r in required if r not in arguments and r in passed}
+        return Filled(arguments=arguments, missing=[r for r in required if r not in arguments])
+
+    return fill
+
+
+def _fit(resolution: Resolution, power: str | None) -> dict[str, float]:
+    """How well each of ``power``'s tools fits the request, relative to its best one (1.0)."""
+    scores = {tool_of(t.id): t.score for t in resolution.tools if server_of(t.id) == power}
+    best = max(scores.values(), default=0.0)
+    return {name: score / best for name, score in scores.items()} if best > 0 else {}
+
+
+def _blurbs(configs: Mapping[str, ServerConfig]) -> dict[str, str]:
+    """The operator's line for each configured power (its steering in servers.json): what a candidate
+    says it does, before the server's own description."""
+    return {name: config.steering for name, config in configs.items() if config.steering}
+
+
+def _suggestion(call: NextCall) -> Suggestion:
+    """A next call as the hint tracker follows it (a proxied tool's own name counts as its call_tool)."""
+    args = call.arguments
+    accepts: frozenset[str] = frozenset()
+    if call.tool == "call_tool" and isinstance(args.get("power"), str) and isinstance(args.get("tool"), str):
+        accepts = frozenset({namespaced(args["power"], args["tool"])})
+    return Suggestion(call.tool, call.why or "", dict(args), accepts=accepts)

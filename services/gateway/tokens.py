@@ -3,30 +3,32 @@
     all tools loaded   the tools/list an agent gets when every configured server is wired in directly:
                        every tool's name, description and input schema, as JSON
     through gateway    the gateway's own five tool definitions + the resolve_intent call and its answer
-                       + on "activated", the power's tool definitions the client then lists, and for a
-                       multi-step request those of each step's best power (the answer asks the agent
-                       to activate them)
+                       + on "activated", the definitions of the tools the answer names, which the client
+                       then lists (activation adds those, not the whole power)
 
-Counted with the Claude tokenizer of ``tool_selector/core/tokens.py``. The answer is rendered exactly as
-the gateway renders it (``services/gateway/service.decision_json``) from the catalog's tools, without
-starting any server.
+Counted with the Claude tokenizer of ``tool_selector/core/tokens.py``. The answer is built exactly as the
+gateway builds it (``services/gateway/answer.resolve_answer``) from the catalog's tools, as a first request
+of a session and without starting any server. One query at a time: ``tool-selector lab conversation``
+measures a whole conversation, which is what an agent pays.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from mcp import types
 from pydantic import BaseModel
 
-from services.gateway.service import decision_json, namespaced, render_answer
+from services.gateway.answer import Facts, GatewayAnswer, Started, resolve_answer
+from services.gateway.service import filler, namespaced, render_answer
 from services.gateway.tools import gateway_tools
-from services.resolve.resolving import ResolveService
-from services.resolve.steps import best_powers
+from services.resolve.read_path import ReadPath
 from tool_selector.core.errors import CatalogFileError
 from tool_selector.core.files import DEFAULT_MAX_FILE_BYTES, read_text_limited
+from tool_selector.core.models import Decision
 from tool_selector.core.tokens import TOKENIZER_NAME, count_tokens
 from tool_selector.route.tiers import PowerInfo
 
@@ -56,11 +58,19 @@ def _tools_list_json(tools: Sequence[dict[str, Any]]) -> str:
     return json.dumps({"tools": list(tools)}, ensure_ascii=False)
 
 
-def power_definitions(info: PowerInfo) -> list[dict[str, Any]]:
-    """A power's tools as a client lists them from the gateway (namespaced, schema as given)."""
+def power_definitions(info: PowerInfo, names: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """A power's tools (or those ``names`` names) as a client lists them from the gateway (namespaced,
+    schema as given)."""
     return [
         {"name": namespaced(info.name, t.name), "description": t.description, "inputSchema": t.input_schema}
         for t in info.tools
+        if names is None or t.name in names
+    ]
+
+
+def _mcp_tools(info: PowerInfo) -> list[types.Tool]:
+    return [
+        types.Tool(name=t.name, description=t.description, input_schema=t.input_schema) for t in info.tools
     ]
 
 
@@ -115,21 +125,29 @@ def read_queries(path: Path, *, limit_bytes: int = DEFAULT_MAX_FILE_BYTES) -> li
     return queries
 
 
-def account_tokens(resolver: ResolveService, queries: Sequence[str]) -> TokenReport:
-    powers = resolver.powers
+def first_answer(powers: Mapping[str, PowerInfo], decision: Decision, query: str) -> GatewayAnswer:
+    """resolve_intent's answer to ``query`` as the first request of a session, every power runnable and
+    started without error, built from the catalog's tools (no server is started)."""
+    info = powers.get(decision.power or "") if decision.status == "activated" else None
+    started = Started(name=info.name, tools=_mcp_tools(info), already=False) if info is not None else None
+    return resolve_answer(
+        decision, Facts(runnable=powers.keys(), may_call=True, started=started, fill=filler(query))
+    )
+
+
+def account_tokens(read_path: ReadPath, queries: Sequence[str]) -> TokenReport:
+    powers = read_path.snapshot().powers
     baseline = all_tools_tokens(powers)
     own = gateway_definitions_tokens()
     lines = []
     for query in queries:
-        decision = resolver.decide(query)
-        steps = decision.parts or []
+        decision = read_path.decide(query).decision
         call = json.dumps({"name": "resolve_intent", "arguments": {"query": query}}, ensure_ascii=False)
-        answer = render_answer(decision_json(decision))
-        seen = own + count_tokens(call) + count_tokens(answer)
-        if decision.status == "activated":
-            listed = [p for p in dict.fromkeys([decision.power, *best_powers(steps)]) if p in powers]
-            definitions = [d for p in listed for d in power_definitions(powers[p])]
-            seen += count_tokens(_tools_list_json(definitions)) if listed else 0
+        answer = first_answer(powers, decision, query)
+        seen = own + count_tokens(call) + count_tokens(render_answer(answer.as_json()))
+        info = powers.get(answer.power or "")
+        if info is not None and answer.shown:
+            seen += count_tokens(_tools_list_json(power_definitions(info, answer.shown)))
         lines.append(
             TokenLine(
                 query=query,

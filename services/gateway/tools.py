@@ -19,8 +19,8 @@ from tool_selector.trust.text import clean_json
 HINTS_META_KEY = "io.github.tool-selector/hints"
 INSTRUCTIONS = (
     "tool-selector finds the right tool among every MCP server the operator configured. Call "
-    "resolve_intent(query) with what the user wants to do; when it answers 'activated' the power's "
-    "tools are ready: call them by their call_as name or through call_tool(power, tool, arguments)."
+    "resolve_intent(query, request) with the capability needed and the user's words; when it answers "
+    "'activated', make the call its `next` names (call_tool, or the tool's listed power__tool name)."
 )
 
 _OBJECT: dict[str, Any] = {"type": "object"}
@@ -32,37 +32,49 @@ def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
 
 _TOOL_TEXT: dict[str, tuple[str, dict[str, Any]]] = {
     "resolve_intent": (
-        "Find the configured power (MCP server) and tools for what the user wants to do. Answers with "
-        "status activated (the power is started and its tools are listed, ready to call), "
-        "multiple_matches (pick one, then activate_power), weak_matches (ask the user to clarify) or "
-        "not_found (no configured power can do it). Use it first for every new kind of request.",
-        _schema({"query": {"type": "string", "description": "the request in plain words"}}, ["query"]),
+        "Find the power (MCP server) and tool for a task, and start it. Answers activated (call the tool in "
+        "next), multiple_matches (pick one with activate_power), weak_matches (ask the user) or not_found "
+        "(nothing configured does it). Call it for each new kind of task.",
+        _schema(
+            {
+                "query": {
+                    "type": "string",
+                    "description": (
+                        "the capability needed, action and object, in your words: e.g. 'convert a time "
+                        "between time zones', 'list open pull requests in a GitHub repo'"
+                    ),
+                },
+                "request": {
+                    "type": "string",
+                    "description": "the user's own words, from which the call's arguments are taken",
+                },
+            },
+            ["query"],
+        ),
     ),
     "activate_power": (
-        "Start a configured power by its exact name and list its tools (original descriptions and "
-        "schemas) with the operator's guidance for it. Its tools are then callable.",
+        "Start a configured power by its exact name; its tools become callable (listed, or through "
+        "call_tool).",
         _schema({"name": {"type": "string", "description": "a power name from resolve_intent"}}, ["name"]),
     ),
     "deactivate_power": (
-        "Stop an active power; its tools disappear. Powers also stop by themselves when idle.",
+        "Stop an active power. Powers also stop by themselves when idle.",
         _schema({"name": {"type": "string"}}, ["name"]),
     ),
     "call_tool": (
-        "Call a tool of a power: call_tool(power, tool, arguments). Starts the power if needed. Works "
-        "in every client, including ones that do not refresh their tool list.",
+        "Call any tool of a power (started if needed); works in every client.",
         _schema(
             {
-                "power": {"type": "string", "description": "the power's name"},
+                "power": {"type": "string"},
                 "tool": {"type": "string", "description": "the tool's name as the power lists it"},
-                "arguments": {"type": "object", "description": "the tool's arguments"},
+                "arguments": {"type": "object"},
             },
             ["power", "tool"],
         ),
     ),
     "catalog_query": (
-        "Ask the catalog before acting. query_type servers (filters domain, keyword), tools (server, "
-        "action, entity, name_pattern), check_tool (server, action, entity: does it have such a tool?) "
-        "or profile (server).",
+        "Ask the catalog: query_type servers (filters domain, keyword), tools (server, action, entity, "
+        "name_pattern), check_tool (server, action, entity) or profile (server).",
         _schema(
             {
                 "query_type": {"type": "string", "enum": ["servers", "tools", "check_tool", "profile"]},
@@ -75,19 +87,18 @@ _TOOL_TEXT: dict[str, tuple[str, dict[str, Any]]] = {
 
 
 def gateway_tools() -> list[types.Tool]:
-    tools = []
-    for name, (description, schema) in _TOOL_TEXT.items():
-        hints = GATEWAY_HINTS[name]
-        before = f" Before: {', '.join(hints.prerequisites)}." if hints.prerequisites else ""
-        tools.append(
-            types.Tool(
-                name=name,
-                description=f"{description}{before} Next: {', '.join(hints.next_actions)}.",
-                input_schema=schema,
-                _meta={HINTS_META_KEY: hints.as_json()},
-            )
+    """The five tools; their hints (what comes before, what usually comes next, what to do on each error)
+    ride in ``_meta``, which clients keep to themselves: the model reads the next calls in each answer's
+    ``next`` instead of in every tool description of every request."""
+    return [
+        types.Tool(
+            name=name,
+            description=description,
+            input_schema=schema,
+            _meta={HINTS_META_KEY: GATEWAY_HINTS[name].as_json()},
         )
-    return tools
+        for name, (description, schema) in _TOOL_TEXT.items()
+    ]
 
 
 # a proxied tool's fields in tools/list: the pinned ones (trust/definition.py), never title, _meta, icons

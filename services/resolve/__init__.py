@@ -1,2 +1,2 @@
-"""The read use case: resolve a query and route it to a tier, with its steps; the live resolver of a
-long-running process."""
+"""The read use case: one read path (``read_path.ReadPath.decide``) from a query to its candidates and its
+whole decision, over a snapshot of the current index."""

@@ -5,7 +5,7 @@ The mark is the number of the last catalog change the index was brought in line 
 change log, filled by triggers: tool_selector/catalog/schema.py), kept in the catalog store under the
 container's ``index_key`` + ``#seq`` (one per backend and Weaviate collection). The index is current
 when no change came after its mark; a refresh redoes only the servers changed after it, so a write
-costs what it changed. A running process notices a new mark (services/resolve/live.py). An index
+costs what it changed. A running process notices a new mark (services/resolve/read_path.py). An index
 without a mark (never marked, or written by a 0.1 pre-release that marked a catalog hash instead) is
 stale: the next refresh brings all of it in line and marks it.
 

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from eval.quality.harness import run_eval
 from routes.cli import app
-from services.resolve.resolving import ResolveService
+from services.resolve.read_path import ReadPath
 from tool_selector.config.settings import Settings
 from tool_selector.core.errors import CatalogFileError
 from tool_selector.embedding.embedders import MiniLMEmbedder
@@ -187,18 +187,18 @@ def test_the_harness_hands_the_resolver_query_texts_and_nothing_else(
 ) -> None:
     calls: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
     original_resolver = Resolver.resolve
-    original_service = ResolveService.resolve
+    original_read_path = ReadPath.decide
 
     def recording_resolver(self: Resolver, *args: Any, **kwargs: Any) -> Any:
         calls.append((args, kwargs))
         return original_resolver(self, *args, **kwargs)
 
-    def recording_service(self: ResolveService, *args: Any, **kwargs: Any) -> Any:
+    def recording_read_path(self: ReadPath, *args: Any, **kwargs: Any) -> Any:
         calls.append((args, kwargs))
-        return original_service(self, *args, **kwargs)
+        return original_read_path(self, *args, **kwargs)
 
     monkeypatch.setattr(Resolver, "resolve", recording_resolver)
-    monkeypatch.setattr(ResolveService, "resolve", recording_service)
+    monkeypatch.setattr(ReadPath, "decide", recording_read_path)
     run_eval(eval_settings, _dataset(tmp_path / "tiny"), tmp_path / "p.jsonl", embedder=embedder)
 
     texts = [q["query"] for q in QUERIES]
@@ -208,8 +208,9 @@ def test_the_harness_hands_the_resolver_query_texts_and_nothing_else(
     for args, kwargs in calls:
         text, *rest = args
         assert text in texts
-        assert set(kwargs) <= {"mode", "tools", "powers"}
-        assert all(isinstance(v, (str, int)) for v in kwargs.values())
+        assert set(kwargs) <= {"mode", "tools", "powers", "limit", "request"}
+        assert kwargs.get("request") is None  # people's words: no second text beside the query
+        assert all(isinstance(v, (str, int)) or v is None for v in kwargs.values())
         if rest:  # the resolver itself also gets the catalog's words, built from the catalog alone
             (terms,) = rest
             assert isinstance(terms, CatalogTerms)

@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 
 from eval.quality.harness import run_eval
-from services.resolve.resolving import ResolveService
 from tool_selector.config.settings import Settings
 from tool_selector.core.models import QueryPart, Resolution
 from tool_selector.embedding.embedders import HashingEmbedder
+from tool_selector.resolve.evidence import CatalogTerms
+from tool_selector.resolve.resolver import Resolver
 
 HASHING = HashingEmbedder(dim=384)  # the packaged calibration reads 384-dimension vectors
 TWO_STEPS = "get the current time in Tokyo and then fetch the page https://example.com"
@@ -57,10 +58,10 @@ def _dataset(folder: Path) -> Path:
 def test_the_harness_writes_each_steps_servers_and_scores_slot_recall_from_them(
     tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    original = ResolveService.resolve
+    original = Resolver.resolve
 
-    def with_parts(self: ResolveService, query: str, **kwargs: Any) -> Resolution:
-        resolution = original(self, query, **kwargs)
+    def with_parts(self: Resolver, query: str, terms: CatalogTerms, **kwargs: Any) -> Resolution:
+        resolution = original(self, query, terms, **kwargs)
         if query != TWO_STEPS:
             return resolution
         parts = [
@@ -69,7 +70,7 @@ def test_the_harness_writes_each_steps_servers_and_scores_slot_recall_from_them(
         ]
         return resolution.model_copy(update={"parts": parts})
 
-    monkeypatch.setattr(ResolveService, "resolve", with_parts)
+    monkeypatch.setattr(Resolver, "resolve", with_parts)
     settings = Settings(data_dir=tmp_path / "data", cache_dir=cache_dir)
     predictions = tmp_path / "p.jsonl"
     report, _ = run_eval(

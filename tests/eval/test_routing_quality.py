@@ -61,14 +61,14 @@ def test_the_demo_servers_activate_time_for_the_time_in_tokyo_and_nothing_for_a_
 ) -> None:
     from eval.quality.dataset import check_dataset_dir
     from eval.quality.workspace import open_workspace
-    from services.resolve.resolving import ResolveService
+    from services.resolve.read_path import ReadPath
 
     settings = Settings(data_dir=tmp_path / "data", cache_dir=cache_dir)
     container, _ = open_workspace(settings, check_dataset_dir(GATEWAY_DEMO), embedder=embedder)
     with container:
-        service = ResolveService(container)
-        tokyo = service.decide("what time is it in Tokyo")
-        pizza = service.decide("order a large pepperoni pizza to my office")
+        read_path = ReadPath.fixed(container)
+        tokyo = read_path.decide("what time is it in Tokyo").decision
+        pizza = read_path.decide("order a large pepperoni pizza to my office").decision
     assert (tokyo.status, tokyo.power) == ("activated", "time")
     assert pizza.status in ("weak_matches", "not_found")
     assert pizza.confidence < 0.2

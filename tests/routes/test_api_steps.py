@@ -16,13 +16,14 @@ import pytest
 from fastapi.testclient import TestClient
 
 from routes.api import build_app
-from services.resolve.resolving import ResolveService
 from services.shared.auth import create_key
 from services.shared.container import Container
 from tests.support.api_helpers import make_template, running_api
 from tool_selector.config.settings import Settings
 from tool_selector.core.models import QueryPart, Resolution
 from tool_selector.embedding.embedders import HashingEmbedder, MiniLMEmbedder
+from tool_selector.resolve.evidence import CatalogTerms
+from tool_selector.resolve.resolver import Resolver
 
 HASHING = HashingEmbedder(dim=384)  # the packaged calibration reads 384-dimension vectors
 REQUEST = "get the current time in Tokyo and then fetch the page https://example.com"
@@ -50,15 +51,15 @@ def client(template: Path, tmp_path: Path) -> Iterator[TestClient]:
 
 def given_parts(monkeypatch: pytest.MonkeyPatch, parts: list[QueryPart]) -> None:
     """REQUEST resolves as the resolver does, then gets ``parts`` and a multiple_matches confidence."""
-    original = ResolveService.resolve
+    original = Resolver.resolve
 
-    def resolve(self: ResolveService, query: str, **kwargs: Any) -> Resolution:
-        resolution = original(self, query, **kwargs)
+    def resolve(self: Resolver, query: str, terms: CatalogTerms, **kwargs: Any) -> Resolution:
+        resolution = original(self, query, terms, **kwargs)
         if query != REQUEST:
             return resolution
         return resolution.model_copy(update={"parts": parts, "confidence": 0.5, "top3_confidence": 0.9})
 
-    monkeypatch.setattr(ResolveService, "resolve", resolve)
+    monkeypatch.setattr(Resolver, "resolve", resolve)
 
 
 def test_a_multi_step_request_is_answered_with_each_steps_powers_and_tools(

@@ -15,9 +15,10 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from routes.cli import app
-from services.resolve.resolving import ResolveService
 from tests.support.paths import GATEWAY_DEMO
 from tool_selector.core.models import QueryPart, Resolution
+from tool_selector.resolve.evidence import CatalogTerms
+from tool_selector.resolve.resolver import Resolver
 
 REQUEST = "get the current time in Tokyo and then fetch the page https://example.com and summarise it"
 
@@ -46,16 +47,16 @@ def cli_env(tmp_path_factory: pytest.TempPathFactory, real_model: Path) -> dict[
 def test_resolve_prints_each_steps_powers_and_tools_for_a_multi_step_request(
     cli_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    original = ResolveService.resolve
+    original = Resolver.resolve
     parts = [
         QueryPart(text="get the current time in Tokyo", powers=["time"], tools=["time::get_current_time"]),
         QueryPart(text="fetch the page https://example.com summarise it", powers=["fetch", "gone"]),
     ]
 
-    def resolve(self: ResolveService, query: str, **kwargs: Any) -> Resolution:
-        return original(self, query, **kwargs).model_copy(update={"parts": parts, "confidence": 0.5})
+    def resolve(self: Resolver, query: str, terms: CatalogTerms, **kwargs: Any) -> Resolution:
+        return original(self, query, terms, **kwargs).model_copy(update={"parts": parts, "confidence": 0.5})
 
-    monkeypatch.setattr(ResolveService, "resolve", resolve)
+    monkeypatch.setattr(Resolver, "resolve", resolve)
     decision = _json(_invoke(["resolve", REQUEST], cli_env))
     assert decision["parts"] == [
         {"step": "get the current time in Tokyo", "powers": ["time"], "tools": ["time::get_current_time"]},

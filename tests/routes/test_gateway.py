@@ -110,30 +110,28 @@ async def test_an_agent_resolves_is_given_the_power_and_calls_its_tool(fast: Gat
             await client.call_tool("resolve_intent", {"query": "echo a weather station reading"})
         )
         assert resolved["status"] == "activated" and resolved["power"] == "weather", resolved
-        assert resolved["ready"] is True and resolved["steering"] == STEERING
-        assert {t["call_as"] for t in resolved["tools"]} == {
-            "weather__echo",
-            "weather__whoami",
-            "weather__hang",
+        assert "ready" not in resolved and resolved["steering"] == STEERING  # ready unless it says not
+        assert resolved["tools"][0] == "echo(text: string): Echo a weather station reading back unchanged."
+        assert resolved["next"][0] == {
+            "tool": "call_tool",
+            "arguments": {"power": "weather", "tool": "echo", "arguments": {}},
         }
-        assert resolved["suggested_next_actions"][0]["tool"] == "call_tool"
         await notes.wait()
         assert "weather__echo" in tool_names(await client.list_tools())
         echoed = await client.call_tool("weather__echo", {"text": "12.5 C"})
         assert not echoed.is_error and text(echoed) == "12.5 C"
 
 
-async def test_activate_power_lists_the_original_tools_with_steering_and_says_what_comes_next(
+async def test_activate_power_lists_a_line_per_tool_with_steering_and_guesses_no_call(
     fast: GatewaySetup,
 ) -> None:
     async with fast_gateway(fast) as client:
         activated = answer(await client.call_tool("activate_power", {"name": "weather"}))
-    tools = {t["name"]: t for t in activated["tools"]}
-    assert tools["echo"]["description"] == "Echo a weather station reading back unchanged."
-    assert tools["echo"]["input_schema"]["required"] == ["text"]
-    assert tools["echo"]["call_as"] == "weather__echo"
+    # no request of the session named its tools: a line for each (name, parameters, what it does), no schema
+    assert "echo(text: string): Echo a weather station reading back unchanged." in activated["tools"]
+    assert all("(" in line and "input_schema" not in line for line in activated["tools"])
     assert activated["steering"] == STEERING
-    assert activated["suggested_next_actions"][0]["tool"] == "call_tool"
+    assert activated["next"] == []  # nothing asked yet: no call is guessed
     # no resolve_intent came first in this session: a hint, but the activation went ahead
     assert activated["hint"]["code"] == "PREREQUISITE_SUGGESTED" and activated["hint"]["can_proceed"] is True
 
@@ -145,8 +143,9 @@ async def test_activate_power_before_resolve_intent_hints_once_and_works_again_a
         first = answer(await client.call_tool("activate_power", {"name": "weather"}))
         again = answer(await client.call_tool("activate_power", {"name": "weather"}))
         await client.call_tool("weather__echo", {"text": "20 C"})
-    assert first["hint"]["code"] == "PREREQUISITE_SUGGESTED" and first["ready"] is True
-    assert "hint" not in again and again["ready"] is True and again["already_active"] is True
+    assert first["hint"]["code"] == "PREREQUISITE_SUGGESTED" and "ready" not in first
+    assert "hint" not in again and "ready" not in again and "is already running" in again["message"]
+    assert "steering" in first and "steering" not in again  # the operator's line once per session
     env = {"TOOL_SELECTOR_DATA_DIR": str(fast.data_dir)}
     stats = CliRunner().invoke(app, ["stats", "--json"], env=env)
     assert stats.exit_code == 0, stats.output
@@ -154,8 +153,7 @@ async def test_activate_power_before_resolve_intent_hints_once_and_works_again_a
     assert session["calls"] == {"activate_power": 2, "weather__echo": 1}
     prerequisite = session["hints"]["PREREQUISITE_SUGGESTED"]
     assert prerequisite == {"shown": 1, "followed": 0, "ignored": 1}
-    suggested = session["hints"]["suggested_next_actions"]
-    assert suggested["shown"] == 2 and suggested["followed"] == 1 and suggested["ignored"] == 1
+    assert "suggested_next_actions" not in session["hints"]  # no request: no call was suggested
     table = CliRunner().invoke(app, ["stats"], env=env)
     assert "PREREQUISITE_SUGGESTED 1/0/1" in table.stdout
 
@@ -299,8 +297,9 @@ async def test_an_agent_resolves_activates_and_gets_the_real_time_from_mcp_serve
         top = resolved.get("power") or resolved["matches"][0]["power"]
         assert top == "time", resolved
         activated = answer(await client.call_tool("activate_power", {"name": "time"}))
-        assert activated["status"] == "activated" and activated["ready"] is True
-        assert {t["name"] for t in activated["tools"]} == {"get_current_time", "convert_time"}
+        assert activated["status"] == "activated" and "ready" not in activated
+        first = resolved.get("tools") or activated.get("tools") or []
+        assert first[0].startswith("get_current_time(timezone: string)")
         await notes.wait()
         assert "time__get_current_time" in tool_names(await client.list_tools())
         result = await client.call_tool("time__get_current_time", {"timezone": "Asia/Tokyo"})
@@ -337,7 +336,7 @@ async def test_a_crashed_upstream_is_reported_its_tools_go_and_it_can_be_activat
         assert "weather__echo" not in tool_names(await client.list_tools())
         assert wait_exited({first_pid}, 5) == set()
         again = answer(await client.call_tool("activate_power", {"name": "weather"}))
-        assert again["ready"] is True and again["already_active"] is False
+        assert "ready" not in again and "already active" not in again["message"]  # started anew
         assert int(text(await client.call_tool("weather__whoami", {}))) != first_pid
 
 

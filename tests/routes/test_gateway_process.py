@@ -158,7 +158,7 @@ async def test_over_http_a_viewer_key_cannot_run_tools_and_an_editor_key_lists_a
         async with http_client(gateway.url, editor) as client:
             assert tool_names(await client.list_tools()) >= {"resolve_intent", "activate_power", "call_tool"}
             activated = answer(await client.call_tool("activate_power", {"name": "weather"}))
-            assert activated["ready"] is True
+            assert "ready" not in activated  # ready unless it says not
             assert "weather__echo" in tool_names(await client.list_tools())
             echoed = await client.call_tool("weather__echo", {"text": "with a key"})
             assert not echoed.is_error and text(echoed) == "with a key"

@@ -25,6 +25,7 @@ import pytest
 from mcp import types
 from mcp.client.client import Client
 
+from services.gateway.answer import one_line
 from services.shared.container import Container
 from services.write.catalog import import_catalog_dir
 from services.write.quarantine import approve_entry, list_entries
@@ -87,6 +88,11 @@ def by_name(tools: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {t["name"]: t for t in tools}
 
 
+def line_of(lines: list[str], tool: str) -> str:
+    """An answer's line for ``tool``: ``name(parameters): what it does``."""
+    return next(line for line in lines if line.startswith(f"{tool}("))
+
+
 # --------------------------------------------------------------------------- clean text
 
 
@@ -107,10 +113,9 @@ async def test_a_poisoned_tool_description_reaches_the_agent_stripped_everywhere
             )
         )
     assert resolved["status"] == "activated" and resolved["power"] == "harbour", resolved
-    assert by_name(resolved["tools"])["tide_times"]["description"] == SHOWN
-    assert by_name(activated["tools"])["tide_times"]["description"] == SHOWN
-    schema = by_name(activated["tools"])["tide_times"]["input_schema"]
-    assert schema["properties"]["harbour"]["description"] == "the harbour's name"
+    assert line_of(resolved["tools"], "tide_times").endswith(f"): {one_line(SHOWN)}")
+    assert "is already running" in activated["message"]  # tide_times' line was read already: not shown again
+    assert not any(line.startswith("tide_times(") for line in activated.get("tools", []))
     listed = {t.name: t for t in listing.tools}["harbour__tide_times"]
     assert listed.description == f"[harbour] {SHOWN}"
     assert listed.input_schema["properties"]["harbour"]["description"] == "the harbour's name"
@@ -138,8 +143,9 @@ async def test_server_instructions_that_read_as_an_injection_are_withheld_from_s
     assert "prompt injection" in activated["steering"] and "tool-selector scan" in activated["steering"]
     described = {s["name"]: s for s in servers["items"]}["harbour"]["description"]
     assert described.startswith("[withheld by tool-selector") and profile["description"] == described
-    powers = resolved.get("matches") or resolved.get("available_powers") or []
-    assert [p["description"] for p in powers if p["power"] == "harbour"] == [described], resolved
+    matches = resolved.get("matches") or []
+    assert [p["does"] for p in matches if p["power"] == "harbour"] in ([], [one_line(described)]), resolved
+    assert "harbour" in [p["power"] for p in matches] + resolved.get("available", []), resolved
     for shown in (activated, servers, profile, resolved):
         assert "rm -rf" not in json.dumps(shown)
     with Container(harbour.settings(), embedder=HASHING) as container:
@@ -163,17 +169,19 @@ async def test_a_catalog_only_server_is_never_started_and_is_marked_not_runnable
         )
         unrelated = answer(await client.call_tool("resolve_intent", {"query": "bake a sourdough loaf"}))
     assert resolved["status"] == "activated" and resolved["power"] == "lighthouse", resolved
-    assert resolved["ready"] is False and resolved["runnable"] is False and "tools" not in resolved
+    assert resolved["ready"] is False and "tools" not in resolved
     assert "not configured on this gateway" in resolved["message"]
     assert "tool-selector servers add" in resolved["message"]
-    assert all(s["tool"] != "activate_power" for s in resolved["suggested_next_actions"])
+    assert all(s["tool"] != "activate_power" for s in resolved["next"])
     assert not any(t.name.startswith("lighthouse__") for t in listing.tools)
     assert {s["name"]: s["runnable"] for s in servers["items"]} == {"harbour": True, "lighthouse": False}
     assert profile["runnable"] is False
-    assert all(s["tool"] != "activate_power" for s in profile["suggested_next_actions"])
-    powers = unrelated.get("matches") or unrelated.get("available_powers") or []
-    assert {p["power"]: p["runnable"] for p in powers} == {"harbour": True, "lighthouse": False}, unrelated
-    offered = {s["arguments"].get("name") for s in unrelated["suggested_next_actions"]}
+    assert all(s["tool"] != "activate_power" for s in profile["next"])
+    # a candidate that cannot run here says so; not_found lists only the powers this gateway can run
+    matches = {p["power"]: p.get("runnable", True) for p in unrelated.get("matches") or []}
+    assert matches in ({"harbour": True, "lighthouse": False}, {}), unrelated
+    assert "lighthouse" not in unrelated.get("available", [])
+    offered = {s["arguments"].get("name") for s in unrelated["next"]}
     assert "lighthouse" not in offered
 
 

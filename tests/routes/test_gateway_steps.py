@@ -21,7 +21,6 @@ from typing import Any
 
 import pytest
 
-from services.resolve.resolving import ResolveService
 from services.shared.container import Container
 from services.shared.indexing import build_index
 from services.write.catalog import import_catalog_dir
@@ -40,6 +39,8 @@ from tests.support.paths import GATEWAY_DEMO
 from tool_selector.config.servers import ServerConfig, ServersFile, save_servers
 from tool_selector.core.models import QueryPart, Resolution
 from tool_selector.embedding.embedders import HashingEmbedder, MiniLMEmbedder
+from tool_selector.resolve.evidence import CatalogTerms
+from tool_selector.resolve.resolver import Resolver
 
 pytestmark = pytest.mark.anyio
 
@@ -82,10 +83,10 @@ def steps(template: GatewaySetup, tmp_path: Path) -> GatewaySetup:
 def given(monkeypatch: pytest.MonkeyPatch, tier: str, parts: list[QueryPart]) -> None:
     """REQUEST resolves as the resolver does, then gets ``parts``, ``weather`` on top of the whole
     request's powers and the confidence of ``tier``; other queries are left alone."""
-    original = ResolveService.resolve
+    original = Resolver.resolve
 
-    def resolve(self: ResolveService, query: str, **kwargs: Any) -> Resolution:
-        resolution = original(self, query, **kwargs)
+    def resolve(self: Resolver, query: str, terms: CatalogTerms, **kwargs: Any) -> Resolution:
+        resolution = original(self, query, terms, **kwargs)
         if query != REQUEST:
             return resolution
         confidence, top3 = TIERS[tier]
@@ -93,7 +94,7 @@ def given(monkeypatch: pytest.MonkeyPatch, tier: str, parts: list[QueryPart]) ->
         update = {"parts": parts, "powers": ranked, "confidence": confidence, "top3_confidence": top3}
         return resolution.model_copy(update=update)
 
-    monkeypatch.setattr(ResolveService, "resolve", resolve)
+    monkeypatch.setattr(Resolver, "resolve", resolve)
 
 
 def two_steps() -> list[QueryPart]:
@@ -109,7 +110,7 @@ async def resolve_intent(setup: GatewaySetup, query: str = REQUEST) -> dict[str,
 
 
 def suggested(answered: dict[str, Any]) -> list[tuple[str, Any, str]]:
-    return [(s["tool"], s["arguments"].get("name"), s["why"]) for s in answered["suggested_next_actions"]]
+    return [(s["tool"], s["arguments"].get("name"), s.get("why")) for s in answered["next"]]
 
 
 async def test_a_multi_step_request_lists_each_steps_powers_and_suggests_activating_one_per_step(
@@ -139,9 +140,9 @@ async def test_an_activated_multi_step_request_starts_the_first_power_and_sugges
 ) -> None:
     given(monkeypatch, "activated", two_steps())
     answered = await resolve_intent(steps)
-    assert (answered["status"], answered["power"], answered["ready"]) == ("activated", "weather", True)
+    assert (answered["status"], answered["power"], answered.get("ready")) == ("activated", "weather", None)
     assert [p["powers"][0] for p in answered["parts"]] == ["weather", "station"]
-    assert answered["message"].startswith("Activated 'weather'")
+    assert answered["message"].startswith("'weather' is ready")
     assert "step 2: 'station'" in answered["message"]
     offered = suggested(answered)
     assert offered[0][0] == "call_tool"
@@ -238,4 +239,4 @@ async def test_a_real_two_step_request_through_a_real_serve_process_names_each_s
     assert steps is not None and len(steps) == 2, answered
     assert [step["powers"][0] for step in steps] == ["time", "fetch"]
     assert "step 1: 'time'; step 2: 'fetch'" in answered["message"]
-    assert "activate_power" not in [s["tool"] for s in answered["suggested_next_actions"]]
+    assert "activate_power" not in [s["tool"] for s in answered["next"]]

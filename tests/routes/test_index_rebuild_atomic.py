@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from services.resolve.resolving import ResolveService
+from services.resolve.read_path import ReadPath
 from services.shared.container import Container
 from services.shared.indexing import build_index, index_is_current, rebuild_index
 from services.write.catalog import import_catalog_dir
@@ -71,7 +71,7 @@ def _current(data: Path) -> str:
 def _answers(settings: Settings, *, stale: bool = False) -> tuple[int, str]:
     """A fresh process's view: how many tools the index holds, and the best power for QUERY."""
     with Container(settings, embedder=stand_in()) as container:
-        resolution, decision = ResolveService(container, allow_stale=stale).resolve_and_route(QUERY)
+        resolution, decision = ReadPath.fixed(container, allow_stale=stale).decide(QUERY)
         assert resolution.tools, decision
         return container.backend.count(), resolution.tools[0].server
 

@@ -36,6 +36,7 @@ from tests.support.gateway_helpers import (
     create_key,
     http_client,
     http_gateway,
+    named,
     stdio_gateway,
     text,
 )
@@ -143,11 +144,11 @@ async def test_changed_instructions_are_held_at_sync_and_at_activation_and_the_a
         await client.call_tool("deactivate_power", {"name": SERVER})
         again = answer(await client.call_tool("activate_power", {"name": SERVER}))
     assert resolved["status"] == "activated" and resolved["power"] == SERVER, resolved
+    assert resolved["steering"] == INSTRUCTIONS, resolved  # the approved ones, once per session
+    assert set(named(resolved["tools"])) <= {"list_notes", "read_note"} and resolved["next"]  # it works
     for shown in (resolved, activated, again):
-        assert shown["steering"] == INSTRUCTIONS, shown
         assert "wait for an operator's approval" in shown["instructions_held"]
         assert "bank login" not in json.dumps(shown) and "card number" not in json.dumps(shown)
-        assert sorted(t["name"] for t in shown["tools"]) == ["list_notes", "read_note"]  # the power works
 
     with notebook.container(embedder) as container:
         entries = [e for e in list_entries(container) if e.subject == "server"]
@@ -278,7 +279,7 @@ async def test_call_tool_during_another_sessions_start_of_the_same_power_waits_f
     assert len(calls) == 3
     for tool, result in calls:
         assert not result.is_error and text(result) == f"called {tool}", text(result)
-    assert results["activated"]["ready"] is True
+    assert "ready" not in results["activated"]
 
 
 def _open_for_writing(path: Path) -> IO[str]:

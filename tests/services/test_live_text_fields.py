@@ -8,8 +8,9 @@ import json
 
 from mcp import types
 
+from services.gateway.answer import tool_line
 from services.gateway.powers import Power
-from services.gateway.service import steering, tool_json
+from services.gateway.service import steering
 from services.gateway.tools import proxied_listing
 from services.write.discovery import INSTRUCTIONS_CHARS, server_spec, tool_spec
 from services.write.quarantine import shown_tool
@@ -44,7 +45,7 @@ def test_the_agents_tool_list_never_carries_a_title_meta_or_icons_of_the_live_to
     (listed,) = proxied_listing({"notes__read_note": (power, live_tool())})
     assert listed.title is None and listed.meta is None and listed.icons is None
     assert listed.description == "[notes] Read one note by its title."
-    shown = json.dumps([listed.model_dump(mode="json", by_alias=True), tool_json("notes", live_tool())])
+    shown = json.dumps([listed.model_dump(mode="json", by_alias=True), tool_line(live_tool())])
     assert "id_rsa" not in shown and "ignore all previous" not in shown and "attacker" not in shown
 
 

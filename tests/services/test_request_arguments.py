@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from services.resolve.resolving import ResolveService
+from services.resolve.read_path import ReadPath
+from services.resolve.snapshot import IndexSnapshot
 from services.shared.container import Container
 from services.shared.indexing import build_index
 from services.write.catalog import import_catalog_dir
@@ -52,7 +53,7 @@ def _ranked(tmp_path: Path, query: str, **settings: object) -> tuple[list[str], 
         if not (tmp_path / "catalog").exists():
             import_catalog_dir(container, _catalog(tmp_path / "catalog"), approve=True, actor="test")
             build_index(container)
-        resolution = ResolveService(container).resolve(query)
+        resolution = ReadPath.fixed(container).decide(query).resolution
     return [t.id for t in resolution.tools], {t.id: t.score for t in resolution.tools}
 
 
@@ -79,7 +80,7 @@ def test_the_kinds_a_tool_takes_are_read_from_its_schema_not_its_parameter_names
     with Container(base, embedder=HASHING) as container:
         import_catalog_dir(container, _catalog(tmp_path / "catalog"), approve=True, actor="test")
         build_index(container)
-        kinds = ResolveService(container).terms.tool_kinds
+        kinds = IndexSnapshot(container).terms.tool_kinds
     assert "url" in kinds["fetch::fetch"]
     assert "url" not in kinds["shop::list_orders"]  # an integer ``page`` is a page number, not a web page
     assert kinds["shop::list_orders"] == frozenset({"number"})
@@ -90,8 +91,8 @@ def test_the_resolution_keeps_the_request_as_written(tmp_path: Path) -> None:
     with Container(base, embedder=HASHING) as container:
         import_catalog_dir(container, _catalog(tmp_path / "catalog"), approve=True, actor="test")
         build_index(container)
-        resolution = ResolveService(container).resolve(URL_REQUEST)
-        ranking = container.resolver.rank(URL_REQUEST, "hybrid", ResolveService(container).terms)
+        resolution = ReadPath.fixed(container).decide(URL_REQUEST).resolution
+        ranking = container.resolver.rank(URL_REQUEST, "hybrid", IndexSnapshot(container).terms)
     assert resolution.query == URL_REQUEST
     assert ranking.matched == "grab the contents of the page at url"
     assert [(a.kind, a.value) for a in ranking.arguments] == [("url", "https://example.org/pricing")]
@@ -110,7 +111,7 @@ def test_on_the_25_server_demo_catalog_the_words_of_a_url_no_longer_pick_the_ser
             import_catalog_dir(container, folder, approve=True, actor="test")
         build_index(container)
         assert len(container.store.list_servers()) == 25
-        resolution = ResolveService(container).resolve(URL_REQUEST)
+        resolution = ReadPath.fixed(container).decide(URL_REQUEST).resolution
     ranked = [p.name for p in resolution.powers]
     # the goal is fetch first; measured: Puppeteer (a browser that opens the page) first, fetch
     # second (docs/measurements.md). The URL's words no longer pull in the finance and shop servers.

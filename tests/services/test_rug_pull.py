@@ -17,6 +17,7 @@ from services.shared.container import Container
 from services.shared.indexing import index_is_current
 from services.write.quarantine import approve_entry, list_entries, reject_entry
 from services.write.sync import run_sync
+from tests.support.gateway_helpers import named
 from tests.support.upstreams import ServerScript
 from tool_selector.catalog.admin import read_audit
 from tool_selector.config.servers import ServersFile, save_servers
@@ -129,7 +130,7 @@ def test_a_change_found_at_activation_is_never_shown_or_callable(
             async with GatewayService(container, environ={}) as gateway:
                 caller = Caller("s1")
                 answer = await gateway.activate_power(caller, SERVER)
-                assert [t["name"] for t in answer["tools"]] == ["list_notes"]
+                assert named(answer["tools"]) == ["list_notes"]
                 assert changed_name in answer["held_tools"]
                 assert changed_name not in {n.split("__")[-1] for n in gateway.proxied_tools()}
                 with pytest.raises(QuarantinedError) as refused:
@@ -166,7 +167,7 @@ def test_approving_a_held_change_pins_it_and_makes_it_searchable_and_callable(
         async def activate() -> list[str]:
             async with GatewayService(container, environ={}) as gateway:
                 answer = await gateway.activate_power(Caller("s1"), SERVER)
-                return [t["name"] for t in answer["tools"]]
+                return named(answer.get("tools") or [])
 
         assert sorted(anyio.run(activate)) == ["list_notes", "read_note"]
 

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from services.resolve.live import LiveResolver
-from services.resolve.resolving import ResolveService
+from services.resolve.read_path import ReadPath
 from services.shared.container import Container
 from services.shared.indexing import SEQ_MARK, index_is_current, refresh_index
 from services.write import registry
@@ -133,16 +132,17 @@ def test_an_index_without_a_mark_is_stale_and_the_next_refresh_compares_it_whole
 def test_a_running_reader_updates_its_service_by_what_changed_and_answers_as_a_fresh_one(
     container: Container, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    live = LiveResolver(container, cache_size=0)
-    live.service()
+    live = ReadPath(container, cache_size=0)
+    live.snapshot()
     updates = spy_service_updates(monkeypatch)
     _register(container, "mail", "archive_email", "Move an email to the archive folder")
     registry.delete_tool(container, "clock::set_alarm", actor="test")
     live.expire()
-    served = live.service()
+    served = live.snapshot()
     assert updates == [{"mail", "clock"}]  # read again: the two servers changed, not the catalog
-    fresh = ResolveService(container)
+    built = ReadPath.fixed(container)
+    fresh = built.snapshot()
     assert served.powers == fresh.powers
     assert served.terms.document_frequency == fresh.terms.document_frequency
     for text in ["archive this email", "set an alarm for six", "weather alerts", "what time is it"]:
-        assert served.resolve_and_route(text) == fresh.resolve_and_route(text)
+        assert live.decide(text) == built.decide(text)

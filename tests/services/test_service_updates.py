@@ -12,8 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from services.resolve.live import LiveResolver
-from services.resolve.resolving import ResolveService
+from services.resolve.read_path import ReadPath
 from services.shared.container import Container
 from services.shared.indexing import refresh_index
 from services.write import registry
@@ -106,7 +105,8 @@ def _same_terms(a: CatalogTerms, b: CatalogTerms) -> None:
     assert _rows(a.words, False) == _rows(b.words, False)
 
 
-def _same_answers(served: ResolveService, fresh: ResolveService) -> None:
+def _same_answers(live: ReadPath, built: ReadPath) -> None:
+    served, fresh = live.snapshot(), built.snapshot()
     resolver = served.container.resolver
     for text in QUERIES:
         mine, theirs = resolver.rank(text, "hybrid", served.terms), resolver.rank(text, "hybrid", fresh.terms)
@@ -131,14 +131,14 @@ def _same_answers(served: ResolveService, fresh: ResolveService) -> None:
         }
         assert evidence["served"] == evidence["fresh"], text  # unrounded: the very same floats
         assert resolver.judge(mine, served.terms) == resolver.judge(theirs, fresh.terms), text
-        assert served.resolve_and_route(text) == fresh.resolve_and_route(text), text
+        assert live.decide(text) == built.decide(text), text
 
 
 def test_an_updated_service_answers_as_a_fresh_one_after_changes_on_several_servers(
     container: Container, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    live = LiveResolver(container, cache_size=0)
-    first = live.service()
+    live = ReadPath(container, cache_size=0)
+    first = live.snapshot()
     updates = spy_service_updates(monkeypatch)
 
     # round 1: tools added on two servers, one removed on a third, a server's own text rewritten
@@ -154,12 +154,13 @@ def test_an_updated_service_answers_as_a_fresh_one_after_changes_on_several_serv
     )
     refresh_index(container)
     live.expire()
-    served = live.service()
+    served = live.snapshot()
     assert updates == [{"mail", "weather", "clock", "files"}]
-    fresh = ResolveService(container)
+    built = ReadPath.fixed(container)
+    fresh = built.snapshot()
     assert served.powers == fresh.powers
     _same_terms(served.terms, fresh.terms)
-    _same_answers(served, fresh)
+    _same_answers(live, built)
 
     # round 2, from the updated service: a server deleted, a new one imported, a tool of a server
     # that changed before removed again, and a new tool on a server left alone so far
@@ -171,13 +172,14 @@ def test_an_updated_service_answers_as_a_fresh_one_after_changes_on_several_serv
     _register(container, "calendar", "cancel_event", "Cancel a calendar event and tell the attendees")
     refresh_index(container)
     live.expire()
-    again = live.service()
+    again = live.snapshot()
     assert updates[1:] == [{"notes", "translate", "mail", "calendar"}]
-    fresh = ResolveService(container)
+    built = ReadPath.fixed(container)
+    fresh = built.snapshot()
     assert "notes" not in again.powers and "notes" not in again.terms.power_words
     assert again.powers == fresh.powers
     _same_terms(again.terms, fresh.terms)
-    _same_answers(again, fresh)
+    _same_answers(live, built)
 
     # the services made before still answer for the catalog they were made for
     assert "mail::archive_email" not in first.terms.tool_words

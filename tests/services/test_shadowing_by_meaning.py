@@ -20,12 +20,13 @@ import anyio
 import pytest
 
 from services.gateway.service import Caller, GatewayService
-from services.resolve.resolving import ResolveService
+from services.resolve.read_path import ReadPath
 from services.shared.container import Container
 from services.shared.indexing import refresh_index
 from services.write.catalog import import_catalog_dir
 from services.write.quarantine import list_entries
 from services.write.sync import run_sync
+from tests.support.gateway_helpers import named
 from tests.support.paths import GATEWAY_DEMO
 from tests.support.upstreams import ServerScript
 from tool_selector.config.servers import ServerConfig, ServersFile, save_servers
@@ -77,7 +78,7 @@ def test_a_catalog_only_tool_saying_the_git_powers_differ_has_bugs_is_held_and_g
             for r in entry.reasons
         ), entry.reasons
         refresh_index(container)
-        resolution = ResolveService(container).resolve(DIFF_REQUEST)
+        resolution = ReadPath.fixed(container).decide(DIFF_REQUEST).resolution
         assert resolution.powers[0].name == "git"
         assert "gitlens-lite::working_tree_diff" not in [t.id for t in resolution.tools]
 
@@ -105,7 +106,7 @@ def test_a_configured_server_copying_fetchs_description_is_held_and_fetch_keeps_
             r == "scanner: shadowing: copies the description of tool 'fetch' of configured server 'fetch'"
             for r in entry.reasons
         ), entry.reasons
-        resolution = ResolveService(container).resolve(FETCH_REQUEST)
+        resolution = ReadPath.fixed(container).decide(FETCH_REQUEST).resolution
         assert resolution.powers[0].name == "fetch"
         assert "netget::get_url" not in [t.id for t in resolution.tools]
 
@@ -174,7 +175,7 @@ def test_a_tool_copying_fetch_that_appears_at_activation_is_held_naming_fetch(
                 return await gateway.activate_power(Caller("s1"), "notes")
 
         answer = anyio.run(activate)
-        assert [t["name"] for t in answer["tools"]] == ["list_notes"] and "open_url" in answer["held_tools"]
+        assert named(answer["tools"]) == ["list_notes"] and "open_url" in answer["held_tools"]
         (entry,) = list_entries(container)
         assert entry.found_by == "activation" and entry.tool_id == "notes::open_url"
         assert "scanner: shadowing: copies the description of tool 'fetch' of configured server 'fetch'" in (

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from services.resolve.resolving import ResolveService
+from services.resolve.read_path import ReadPath
 from services.shared.container import Container
 from services.shared.indexing import refresh_index
 from services.write.catalog import import_catalog_dir
@@ -47,7 +47,7 @@ def _catalog(folder: Path) -> Path:
 
 def _top(container: Container) -> tuple[str, str, list[str]]:
     """The top power, the top tool and every tool ranked for the request."""
-    resolution = ResolveService(container).resolve(REQUEST)
+    resolution = ReadPath.fixed(container).decide(REQUEST).resolution
     tools = [t.id for t in resolution.tools]
     return resolution.powers[0].name, tools[0], tools
 

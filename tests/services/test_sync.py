@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from routes.cli import app
-from services.resolve.resolving import ResolveService
+from services.resolve.read_path import ReadPath
 from services.shared.container import Container
 from services.shared.indexing import index_is_current
 from services.write.catalog import import_catalog_dir
@@ -82,7 +82,7 @@ def test_a_first_sync_discovers_enriches_and_indexes_the_seven_real_servers(
     assert profile is not None and profile.profiler == "offline"
     enrichment = demo_container.store.get_enrichment("time::convert_time")
     assert enrichment is not None and enrichment.action_entities
-    _, decision = ResolveService(demo_container).resolve_and_route("what time is it in Tokyo right now")
+    _, decision = ReadPath.fixed(demo_container).decide("what time is it in Tokyo right now")
     assert decision.power == "time" or (decision.matches or [])[0].power == "time"
 
 

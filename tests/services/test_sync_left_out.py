@@ -19,6 +19,7 @@ from services.shared.container import Container
 from services.write.sync import run_sync
 from tests.routes.test_api_import_jobs import wait_for_job
 from tests.support.api_helpers import RunningApi
+from tests.support.gateway_helpers import named
 from tests.support.upstreams import ServerScript
 from tool_selector.catalog.admin import read_audit
 from tool_selector.config.servers import ServersFile, save_servers
@@ -105,7 +106,7 @@ def test_activation_offers_no_tool_the_sync_would_leave_out(
             async with GatewayService(container, environ={}) as gateway:
                 caller = Caller("s1")
                 answer = await gateway.activate_power(caller, SERVER)
-                assert sorted(t["name"] for t in answer["tools"]) == ["list_notes", "read_note"]
+                assert sorted(named(answer["tools"])) == ["list_notes", "read_note"]
                 assert {"dig", "read_n\u043ete"} <= set(answer["held_tools"]), answer
                 offered = {name.split("__")[-1] for name in gateway.proxied_tools()}
                 assert "dig" not in offered and "read_n\u043ete" not in offered

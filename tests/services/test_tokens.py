@@ -9,9 +9,15 @@ import pytest
 from typer.testing import CliRunner
 
 from routes.cli import app
-from services.gateway.service import decision_json, render_answer
-from services.gateway.tokens import account_tokens, all_tools_tokens, gateway_definitions_tokens, read_queries
-from services.resolve.resolving import ResolveService
+from services.gateway.service import render_answer
+from services.gateway.tokens import (
+    account_tokens,
+    all_tools_tokens,
+    first_answer,
+    gateway_definitions_tokens,
+    read_queries,
+)
+from services.resolve.read_path import ReadPath
 from services.shared.container import Container
 from tool_selector.core.tokens import count_tokens
 
@@ -23,20 +29,22 @@ def test_the_vendored_claude_tokenizer_gives_the_counts_of_its_own_published_tes
     assert count_tokens("<EOT>") == 1
 
 
-def test_each_line_counts_the_definitions_the_call_the_answer_and_an_activated_powers_tools(
+def test_each_line_counts_the_definitions_the_call_the_answer_and_the_tools_an_activation_lists(
     demo_container: Container,
 ) -> None:
-    resolver = ResolveService(demo_container)
+    read_path = ReadPath.fixed(demo_container)
     queries = ["list the open issues of my GitHub project", "how do I get red wine out of a carpet"]
-    report = account_tokens(resolver, queries)
+    report = account_tokens(read_path, queries)
     own = gateway_definitions_tokens()
-    assert report.all_tools_tokens == all_tools_tokens(resolver.powers) > 5 * own
+    assert report.all_tools_tokens == all_tools_tokens(read_path.snapshot().powers) > 5 * own
     for query, line in zip(queries, report.lines, strict=True):
-        decision = resolver.decide(query)
+        decision = read_path.decide(query).decision
         call = json.dumps({"name": "resolve_intent", "arguments": {"query": query}}, ensure_ascii=False)
-        expected = own + count_tokens(call) + count_tokens(render_answer(decision_json(decision)))
+        answer = first_answer(read_path.snapshot().powers, decision, query)
+        expected = own + count_tokens(call) + count_tokens(render_answer(answer.as_json()))
         if decision.status == "activated":
-            assert line.gateway_tokens > expected  # the power's tool definitions come on top
+            assert answer.shown  # the tools the answer names are listed: their definitions come on top
+            assert line.gateway_tokens > expected
         else:
             assert line.gateway_tokens == expected
         assert line.saved == pytest.approx(1 - line.gateway_tokens / report.all_tools_tokens, abs=1e-4)

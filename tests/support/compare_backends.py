@@ -19,7 +19,7 @@ sys.path[:0] = [str(ROOT)]  # the repository, never tests/ (its folders mirror t
 
 
 def main(bench: Path, limit: int) -> str:
-    from services.resolve.resolving import ResolveService
+    from services.resolve.read_path import ReadPath
     from services.shared.container import Container
     from services.shared.indexing import build_index
     from services.write.catalog import import_catalog_dir
@@ -50,12 +50,12 @@ def main(bench: Path, limit: int) -> str:
         import_catalog_dir(embedded, bench, approve=True, actor="test")
         build_index(embedded)
         build_index(weaviate)
-        first, second = ResolveService(embedded), ResolveService(weaviate)
+        first, second = ReadPath.fixed(embedded), ReadPath.fixed(weaviate)
         tiers = powers = close = 0
         differ: list[str] = []
         for text in queries:
-            r1, d1 = first.resolve_and_route(text)
-            r2, d2 = second.resolve_and_route(text)
+            r1, d1 = first.decide(text)
+            r2, d2 = second.decide(text)
             tiers += d1.status == d2.status
             powers += (r1.powers[0].name if r1.powers else None) == (r2.powers[0].name if r2.powers else None)
             close += abs(r1.confidence - r2.confidence) < 0.01

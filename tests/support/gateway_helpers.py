@@ -362,3 +362,8 @@ def inprocess_http_gateway(settings: Settings, embedder: Embedder) -> Iterator[s
         app = http_app(settings, keys, make_container=lambda: Container(settings, embedder=embedder))
         with serving(app, "gateway-http") as url:
             yield f"{url}/mcp"
+
+
+def named(lines: list[str]) -> list[str]:
+    """The tool names of an answer's tool lines (``name(parameters): what it does``), in order."""
+    return [line.split("(", 1)[0] for line in lines]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from services.resolve.resolving import ResolveService
+from services.resolve.snapshot import IndexSnapshot
 from services.shared.container import Container
 from services.shared.indexing import refresh_index
 from services.write.catalog import import_catalog_dir
@@ -40,11 +40,11 @@ def indexed_catalog(tmp_path: Path, catalog: Path) -> Iterator[tuple[Container, 
 def spy_service_updates(monkeypatch: pytest.MonkeyPatch) -> list[set[str]]:
     """Each reader update from now on, as the set of servers it was given."""
     updates: list[set[str]] = []
-    real = ResolveService.updated
+    real = IndexSnapshot.updated
 
-    def spy(previous: ResolveService, changed: set[str], *, allow_stale: bool) -> ResolveService:
+    def spy(previous: IndexSnapshot, changed: set[str], *, allow_stale: bool) -> IndexSnapshot:
         updates.append(set(changed))
         return real(previous, changed, allow_stale=allow_stale)
 
-    monkeypatch.setattr(ResolveService, "updated", staticmethod(spy))
+    monkeypatch.setattr(IndexSnapshot, "updated", staticmethod(spy))
     return updates

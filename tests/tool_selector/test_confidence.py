@@ -244,11 +244,11 @@ def test_a_calibration_fitted_for_another_embedding_size_is_refused_by_the_resol
 
 
 def test_an_off_topic_query_is_routed_below_an_on_topic_one(demo_container: Container) -> None:
-    from services.resolve.resolving import ResolveService
+    from services.resolve.read_path import ReadPath
 
-    service = ResolveService(demo_container)
-    on_resolution, on_topic = service.resolve_and_route("list the open issues of my GitHub project")
-    off_resolution, off_topic = service.resolve_and_route("how do I repair a cracked basement wall")
+    read_path = ReadPath.fixed(demo_container)
+    on_resolution, on_topic = read_path.decide("list the open issues of my GitHub project")
+    off_resolution, off_topic = read_path.decide("how do I repair a cracked basement wall")
     assert on_resolution.powers[0].name == "GitHub Projects MCP Server"
     assert on_topic.status == "activated"
     assert off_topic.status in ("weak_matches", "not_found")

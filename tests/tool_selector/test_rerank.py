@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from services.resolve.resolving import ResolveService
+from services.resolve.snapshot import IndexSnapshot
 from services.shared.container import Container
 from tool_selector.core.errors import CalibrationError
 from tool_selector.core.models import SearchHit, ToolDocument, with_score
@@ -156,7 +156,7 @@ def test_reranked_candidates_lead_and_the_rest_keep_their_order_below_them() -> 
 
 
 def test_the_resolver_reorders_only_the_first_candidates_with_the_ranker(demo_container: Container) -> None:
-    terms = ResolveService(demo_container).terms
+    terms = IndexSnapshot(demo_container).terms
     query = "what will the weather be like tomorrow in Oslo"
     kwargs = {"alpha": 0.5, "field_boosts": demo_container.settings.field_boosts}
     parts = (demo_container.backend, demo_container.embedder, demo_container.calibration)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from services.resolve.resolving import ResolveService
+from services.resolve.snapshot import IndexSnapshot
 from services.shared.container import Container
 from tool_selector.core.errors import InvalidInputError
 from tool_selector.embedding.embedders import MiniLMEmbedder
@@ -52,7 +52,7 @@ def test_the_resolver_refuses_unusable_queries_and_says_what_to_do(
         field_boosts=demo_container.settings.field_boosts,
         max_query_chars=demo_container.settings.max_query_chars,
     )
-    terms = ResolveService(demo_container).terms
+    terms = IndexSnapshot(demo_container).terms
     with pytest.raises(InvalidInputError) as info:
         resolver.resolve(query, terms)
     for words in says:

@@ -250,7 +250,7 @@ class PowerSummary(BaseModel):
 
 
 class StepMatch(BaseModel):
-    """One step of a multi-step request and what fits it best (services/resolve/steps.py)."""
+    """One step of a multi-step request and what fits it best (tool_selector/route/steps.py)."""
 
     step: str = Field(description="this step of the request, in the user's words")
     powers: list[str] = Field(default_factory=list, description="the powers that fit this step, best first")

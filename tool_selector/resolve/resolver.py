@@ -5,7 +5,7 @@ plus two absolute probabilities: that the top power is right, and that a right o
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -28,6 +28,7 @@ from tool_selector.resolve.evidence import CatalogTerms, evidence_of
 from tool_selector.resolve.rerank.features import Candidates, rank_features
 from tool_selector.resolve.rerank.model import RankerModel
 from tool_selector.resolve.steps import split_query
+from tool_selector.resolve.toolorder import ToolOrder, ToolSignals, order_tools, tool_signals
 from tool_selector.search.backend import Fusion, SearchBackend, SearchQuery, Target
 from tool_selector.search.text import tokenize
 
@@ -50,6 +51,42 @@ def check_query(query: str, max_chars: int) -> str:
     return query.strip()
 
 
+def check_request(request: str | None, max_chars: int) -> str | None:
+    """The person's words stripped; None when absent or blank (the request is optional), an
+    InvalidInputError that says what to change when too long or not text."""
+    if request is None:
+        return None
+    if not isinstance(request, str):
+        raise InvalidInputError(
+            "The request must be text: the user's own words for this need.",
+            hint="Pass the user's message as a string, or leave request out.",
+        )
+    if len(request) > max_chars:
+        raise InvalidInputError(
+            f"The request is {len(request):,} characters long; the limit is {max_chars:,}.",
+            hint="Pass only the user's words of this request, or leave request out.",
+            length=len(request),
+            limit=max_chars,
+        )
+    return request.strip() or None
+
+
+def with_request_arguments(own: Sequence[Argument], request: str | None) -> tuple[Argument, ...]:
+    """The query's arguments, then those of the person's ``request`` the query does not repeat.
+
+    The agent's query says the capability ("list the files of a folder"); the person's words often carry
+    the values it left out ("what's in ~/notes/2024?"). These order the tools by what their parameters
+    take (``fit_arguments``); the words of the request are not searched, and the confidence reads the
+    query alone, as it was fitted (docs/measurements.md, "What the resolver reads")."""
+    if not request:
+        return tuple(own)
+    arguments = list(own)
+    for argument in extract(request).arguments:
+        if argument not in arguments:
+            arguments.append(argument)
+    return tuple(arguments)
+
+
 def _match_type(hit: SearchHit, mode: SearchMode) -> MatchType:
     if mode == "keyword":
         return MatchType.KEYWORD
@@ -70,6 +107,9 @@ class Ranking:
     candidates: Candidates | None = None  # what the ranker read (None when it did not run)
     matched: str = ""  # the text the search matched: the request with its arguments taken out
     arguments: tuple[Argument, ...] = ()  # the concrete arguments taken out of it
+    # what ordered each power's tools (toolorder.py): each candidate's signals, the arguments' weight
+    signals: Mapping[str, ToolSignals] = field(default_factory=dict)
+    argument_weight: float = 0.0
 
 
 SUPPORT = 0.2  # a power's score adds this share of its second-best tool's score
@@ -197,6 +237,7 @@ class Resolver:
         ranker: RankerModel | None = None,
         arguments: bool = False,
         argument_weight: float = 0.0,
+        tool_order: ToolOrder | None = None,
     ) -> None:
         reference = calibration.reference_vector
         if reference.size and reference.shape != (embedder.dim,):
@@ -218,6 +259,7 @@ class Resolver:
         self.ranker = ranker
         self.arguments = arguments  # take concrete arguments out of the text that is matched
         self.argument_weight = argument_weight  # what a tool whose parameters take them gains
+        self.tool_order = tool_order or ToolOrder()  # the order of each power's tools (toolorder.py)
 
     def _search(
         self, text: str, vector: np.ndarray, alpha: float, target: Target = "tools"
@@ -235,18 +277,27 @@ class Resolver:
             )
         )
 
-    def rank(self, text: str, mode: SearchMode = "hybrid", terms: CatalogTerms | None = None) -> Ranking:
+    def rank(
+        self,
+        text: str,
+        mode: SearchMode = "hybrid",
+        terms: CatalogTerms | None = None,
+        request: str | None = None,
+    ) -> Ranking:
         """Search for a checked query: its vector, the ranked hits, the powers, and each step's best
         powers when the request has several. Hybrid search with ``terms`` (the catalog's words) lets the
-        learned ranker reorder the first candidates; without them the fused order stands."""
+        learned ranker reorder the first candidates; without them the fused order stands. ``request``:
+        the person's own words beside the agent's query, read for their arguments only
+        (:func:`with_request_arguments`)."""
         if mode not in ("keyword", "semantic", "hybrid"):
             raise InvalidInputError(f"Unknown search mode {mode!r}.", hint="Use keyword, semantic or hybrid.")
         alpha = {"keyword": 0.0, "semantic": 1.0, "hybrid": self.alpha}[mode]
-        request = text
+        asked = text
         extracted = extract(text) if self.arguments else None
         if extracted is not None:
             text = extracted.text
-        written = split_query(request)  # the steps as the request says them (shown to the agent) ...
+        given = with_request_arguments(extracted.arguments, request) if extracted is not None else ()
+        written = split_query(asked)  # the steps as the request says them (shown to the agent) ...
         parts = [extract(p).text for p in written] if extracted is not None else written  # ... and matched
         if parts:  # a multi-step request: each step searches on its own; the whole uses their mean
             part_vectors = self.embedder.embed_documents(parts)
@@ -258,11 +309,16 @@ class Resolver:
         whole = self._search(text, vector, alpha)
         part_hits = [self._search(part, part_vectors[i], alpha) for i, part in enumerate(parts)]
         hits = merge_hits([whole, *part_hits]) if parts else whole
-        if extracted is not None and extracted.arguments and terms is not None and self.argument_weight > 0:
+        argument_weight = 0.0
+        if given and terms is not None and self.argument_weight > 0:
             # the weight is on relative-score fusion's scale (at most 1); ranked fusion's scores are ~1/60
             scale = 1.0 if self.fusion == "relative_score" or not hits else hits[0].score
-            hits = fit_arguments(hits, extracted.arguments, terms, self.argument_weight * scale)
+            hits = fit_arguments(hits, given, terms, self.argument_weight * scale)
+            argument_weight = self.argument_weight  # the tool order's scores are on a 0-1 scale
         powers = rank_powers(hits, mode)
+        signals: Mapping[str, ToolSignals] = {}
+        if terms is not None and mode == "hybrid":  # the other modes keep their own channel's order
+            signals = tool_signals(hits, set(tokenize(text)), terms, given)
         servers = self._search(text, vector, alpha, "servers") if mode == "hybrid" else []
         ordered = rescore_with_powers(hits, powers)
         candidates = None
@@ -282,15 +338,26 @@ class Resolver:
             ordered = rerank(ordered, self.ranker.scores(rank_features(candidates, terms)))
         steps = [step_of(part, found, mode) for part, found in zip(written, part_hits, strict=True)]
         return Ranking(
-            text=request,
+            text=asked,
             vector=vector,
             hits=ordered,
-            powers=boost_powers(powers, servers),
+            powers=self._ordered(boost_powers(powers, servers), signals, argument_weight),
             parts=steps,
             candidates=candidates,
             matched=text,
             arguments=extracted.arguments if extracted is not None else (),
+            signals=signals,
+            argument_weight=argument_weight,
         )
+
+    def _ordered(
+        self, powers: list[PowerCandidate], signals: Mapping[str, ToolSignals], argument_weight: float
+    ) -> list[PowerCandidate]:
+        """The powers, each with its tools in the tool order (toolorder.py); as they are without signals."""
+        if not signals:
+            return powers
+        score = self.tool_order.score
+        return order_tools(powers, {t: score(s, argument_weight) for t, s in signals.items()})
 
     def judge(self, ranking: Ranking, terms: CatalogTerms) -> tuple[dict[str, float], float, float]:
         """The evidence of a ranking and the two probabilities read off it (P(top), P(top three))."""
@@ -318,10 +385,27 @@ class Resolver:
         mode: SearchMode = "hybrid",
         tools: int = 10,
         powers: int = 10,
+        request: str | None = None,
     ) -> Resolution:
         """Rank tools and powers for ``query`` and say how sure we are; ``terms`` are the words of the
-        catalog the index holds (the confidence reads them)."""
-        ranking = self.rank(check_query(query, self.max_query_chars), mode, terms)
+        catalog the index holds (the confidence reads them). ``request``: the user's own words, when the
+        agent passes them beside its query (the capability needed, in its words): the query is what is
+        searched and judged, the request's arguments only order the tools (``with_request_arguments``);
+        a blank request is no request."""
+        asked = check_query(query, self.max_query_chars)
+        words = check_request(request, self.max_query_chars)
+        return self.answer(self.rank(asked, mode, terms, words), terms, mode=mode, tools=tools, powers=powers)
+
+    def answer(
+        self,
+        ranking: Ranking,
+        terms: CatalogTerms,
+        *,
+        mode: SearchMode = "hybrid",
+        tools: int = 10,
+        powers: int = 10,
+    ) -> Resolution:
+        """The resolution of a ranking: its first tools and powers, the evidence and both probabilities."""
         evidence, top, top3 = self.judge(ranking, terms)
         resolution = Resolution(
             query=ranking.text,

@@ -1,1 +1,2 @@
-"""Stage 5, route: a resolution to one of four tiers in the design's response shapes (``route``)."""
+"""Stage 5, route: a resolution to one of four tiers in the design's response shapes, with the steps of a
+multi-step request (``route``)."""

@@ -16,7 +16,8 @@ otherwise                                 not_found         at least 80 % sure n
 Every message names the candidates and the next call (``activate_power("...")`` or what to ask the user)
 in one or two sentences; multiple_matches says how the first two differ (the tools only one has). A
 message names powers and tools only: a server's own description, which may carry injected instructions,
-stays in the answer's fields and never becomes the message's guidance.
+stays in the answer's fields and never becomes the message's guidance. A multi-step request's steps are
+added to the decision here too (steps.py): it leaves the route stage whole.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from tool_selector.config.settings import TierThresholds
 from tool_selector.core.hashing import sha256_of
 from tool_selector.core.models import Decision, PowerSummary, Resolution, TierName, ToolSummary
 from tool_selector.core.names import tool_of
+from tool_selector.route import messages
+from tool_selector.route.steps import step_matches, with_known_parts, with_steps
 
 MAX_AVAILABLE_POWERS = 20
 
@@ -64,14 +67,6 @@ def _summary(info: PowerInfo, score: float | None, tools: list[str]) -> PowerSum
     )
 
 
-def _does(info: PowerInfo, limit: int = 3) -> str:
-    """What a power is for, by its first tools' names. Never its description: a server writes that, and a
-    message is read by the agent as guidance, so server text stays in the answer's fields (``matches``)."""
-    names = [t.name for t in info.tools[:limit]]
-    more = ", ..." if len(info.tools) > limit else ""
-    return f"tools {', '.join(names)}{more}" if names else "no tools listed"
-
-
 def tools_hash(info: PowerInfo) -> str:
     """A power's tools as the agent is shown them (name, description, input schema), sorted by name."""
     return sha256_of(sorted(([t.name, t.description, t.input_schema] for t in info.tools), key=str))
@@ -89,15 +84,12 @@ def _twin(top: PowerInfo, others: list[PowerInfo]) -> PowerInfo | None:
 def _difference(first: PowerInfo, second: PowerInfo) -> str:
     """How two powers differ, by the tools only one of them has (at most two names each)."""
     if first.tools and tools_hash(first) == tools_hash(second):
-        return (
-            f" '{first.name}' and '{second.name}' have the same tools (the same server configured twice?): "
-            "only the user can say which account or project is meant."
-        )
+        return messages.twins(first.name, second.name)
     mine = [t.name for t in first.tools if t.name not in {u.name for u in second.tools}][:2]
     theirs = [t.name for t in second.tools if t.name not in {u.name for u in first.tools}][:2]
     if not mine or not theirs:
         return ""
-    return f" Only '{first.name}' has {', '.join(mine)}; only '{second.name}' has {', '.join(theirs)}."
+    return messages.only_has(first.name, mine, second.name, theirs)
 
 
 def _capability_gap(resolution: Resolution) -> bool:
@@ -108,8 +100,15 @@ def _capability_gap(resolution: Resolution) -> bool:
 
 
 def route(resolution: Resolution, powers: Mapping[str, PowerInfo], thresholds: TierThresholds) -> Decision:
-    """The decision for a resolution; ``powers`` describes every configured power by name. Each message
-    names the candidates and the next call in one or two sentences (a model reads it)."""
+    """The whole decision for a resolution: its tier and, for a multi-step request, its steps (steps.py);
+    ``powers`` describes every configured power by name. Each message names the candidates and the next
+    call in one or two sentences (a model reads it)."""
+    resolution = with_known_parts(resolution, powers)
+    decision = _tiered(resolution, powers, thresholds)
+    return with_steps(decision, step_matches(resolution, decision))
+
+
+def _tiered(resolution: Resolution, powers: Mapping[str, PowerInfo], thresholds: TierThresholds) -> Decision:
     ranked = [(p, powers[p.name]) for p in resolution.powers if p.name in powers]
     # a top power the directory no longer knows means a stale index: never promote the runner-up
     top_known = bool(resolution.powers) and resolution.powers[0].name in powers
@@ -123,30 +122,24 @@ def route(resolution: Resolution, powers: Mapping[str, PowerInfo], thresholds: T
         own = [t.name for t in info.tools]
         matched = [n for n in dict.fromkeys(tool_of(t) for t in top.tools) if n in own]  # best first
         ordered = matched + [n for n in own if n not in matched]
-        names = ", ".join(ordered[:4]) + (", ..." if len(ordered) > 4 else "")
+        by_name = {t.name: t for t in info.tools}
         return Decision(
             status="activated",
             power=info.name,
             match_type=top.match_type,
-            tools=info.tools,
-            message=(
-                f"Activated '{info.name}' ({resolution.confidence:.0%} sure): call the one of its tools "
-                f"({names}) that does the request."
-            ),
+            tools=[by_name[n] for n in ordered],  # best match first
+            message=messages.tier_activated(info.name, resolution.confidence, ordered),
             confidence=resolution.confidence,
             query=resolution.query,
         )
     if tier == "multiple_matches":
         shown = ranked[:3]
-        named = " or ".join(f"'{info.name}' ({_does(info)})" for _, info in shown)
         difference = _difference(shown[0][1], shown[1][1]) if len(shown) > 1 else ""
         return Decision(
             status="multiple_matches",
             matches=[_summary(info, p.score, p.tools) for p, info in shown],
-            message=(
-                f"More than one power fits ({max(resolution.top3_confidence, resolution.confidence):.0%} "
-                f"sure it is one of them): {named}.{difference} Ask the user which one they mean unless "
-                f'the request says, then call activate_power("{shown[0][1].name}") or the other name.'
+            message=messages.tier_multiple(
+                max(resolution.top3_confidence, resolution.confidence), [i.name for _, i in shown], difference
             ),
             confidence=resolution.confidence,
             query=resolution.query,
@@ -154,33 +147,18 @@ def route(resolution: Resolution, powers: Mapping[str, PowerInfo], thresholds: T
     if tier == "weak_matches":
         shown = ranked[:5]
         top_info = shown[0][1]
-        part = (
-            f"'{top_info.name}' ({_does(top_info)}) shares words with the request, but none of its tools "
-            "is said to do what it asks"
-            if _capability_gap(resolution)
-            else f"The closest is '{top_info.name}' ({_does(top_info)}), and it only partly fits"
-        )
         return Decision(
             status="weak_matches",
             matches=[_summary(info, p.score, p.tools) for p, info in shown],
-            message=(
-                f"{part}. Ask the user what exactly they want done (or whether '{top_info.name}' is "
-                f'meant: then call activate_power("{top_info.name}")), and call resolve_intent again '
-                "with the action and the thing it acts on."
-            ),
+            message=messages.tier_weak(top_info.name, _capability_gap(resolution)),
             confidence=resolution.confidence,
             query=resolution.query,
         )
     listed = sorted(powers.values(), key=lambda i: i.name)[:MAX_AVAILABLE_POWERS]
-    more = len(powers) - len(listed)
     return Decision(
         status="not_found",
         available_powers=[_summary(info, None, []) for info in listed],
-        message=(
-            "No configured power does this: tell the user it cannot be done with the tools set up here"
-            + (f" ({len(powers)} powers; the first {len(listed)} are listed)" if more > 0 else " (listed)")
-            + ". Call resolve_intent again only if the user meant something else."
-        ),
+        message=messages.tier_not_found(len(powers), len(listed)),
         confidence=resolution.confidence,
         query=resolution.query,
     )

@@ -20,7 +20,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from routes.cli import app
-from services.resolve.resolving import ResolveService
+from services.resolve.read_path import ReadPath
 from services.shared.container import Container
 from services.shared.indexing import build_index
 from services.write.catalog import import_catalog_dir
@@ -400,10 +400,10 @@ def test_an_unknown_field_boost_is_refused_with_the_fields_that_exist() -> None:
 
 
 def decisions(container: Container, queries: Sequence[str]) -> list[tuple[str, str | None, float]]:
-    service = ResolveService(container)
+    read_path = ReadPath.fixed(container)
     out = []
     for text in queries:
-        resolution, decision = service.resolve_and_route(text)
+        resolution, decision = read_path.decide(text)
         out.append(
             (decision.status, resolution.powers[0].name if resolution.powers else None, resolution.confidence)
         )

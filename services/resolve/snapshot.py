@@ -1,24 +1,17 @@
-"""Use case: resolve a query and route it to a tier."""
+"""What the read path reads of one index, built once per index: the power directory the router shows and
+the catalog's words the confidence reads (``IndexSnapshot``); and the check that an index may be served."""
 
 from __future__ import annotations
 
 from collections.abc import Collection
 
-from services.resolve.steps import known_parts, step_matches, with_steps
 from services.shared.container import Container
 from services.shared.indexing import index_is_current, indexed_seq
 from tool_selector.core.errors import IndexMissingError, NotFoundError
-from tool_selector.core.models import (
-    Decision,
-    Resolution,
-    SearchMode,
-    ServerRecord,
-    ToolDocument,
-    ToolSummary,
-)
+from tool_selector.core.models import ServerRecord, ToolDocument, ToolSummary
 from tool_selector.index.build import build_documents
 from tool_selector.resolve.evidence import CatalogTerms
-from tool_selector.route.tiers import PowerInfo, route
+from tool_selector.route.tiers import PowerInfo
 from tool_selector.search.backend import HeldDocuments
 from tool_selector.trust.limits import cut
 from tool_selector.trust.shown import server_description
@@ -67,7 +60,7 @@ def _check_index(container: Container, *, allow_stale: bool) -> None:
 
 def check_servable(container: Container) -> None:
     """Refuse, saying what to do, an index that is missing, empty or older than the catalog: what
-    ``ResolveService`` checks first, without building it (the gateway checks this before it starts)."""
+    ``IndexSnapshot`` checks first, without building it (the gateway checks this before it starts)."""
     _check_index(container, allow_stale=False)
 
 
@@ -89,11 +82,10 @@ def _indexed_documents(container: Container) -> list[ToolDocument]:
     return backend.documents() if isinstance(backend, HeldDocuments) else build_documents(container.store)[0]
 
 
-class ResolveService:
-    """Holds the power directory and the catalog's words (the confidence reads them), so that a
-    decision costs one resolve and no database reads. Built for one index: a long-running process
-    holds it through ``LiveResolver`` (services/resolve/live.py), which builds a new one when the
-    index changes."""
+class IndexSnapshot:
+    """The power directory and the catalog's words (the confidence reads them) of one index, so that a
+    decision costs one resolve and no database reads. The read path (services/resolve/read_path.py)
+    holds one and builds a new one when the index changes."""
 
     def __init__(self, container: Container, *, allow_stale: bool = False) -> None:
         """``allow_stale``: serve an index older than the catalog (a write in this process is bringing
@@ -105,39 +97,19 @@ class ResolveService:
 
     @classmethod
     def updated(
-        cls, previous: ResolveService, changed: Collection[str], *, allow_stale: bool
-    ) -> ResolveService:
+        cls, previous: IndexSnapshot, changed: Collection[str], *, allow_stale: bool
+    ) -> IndexSnapshot:
         """``previous`` brought up to date with the servers ``changed`` since it was built (the catalog's
         change log says which): their powers and words are read again, the rest is kept. What a full
         build gives, at the cost of what changed."""
-        service = cls.__new__(cls)
-        service.container = container = previous.container
+        snapshot = cls.__new__(cls)
+        snapshot.container = container = previous.container
         _check_index(container, allow_stale=allow_stale)
         powers = dict(previous.powers)  # a plain copy: filtering it in a comprehension cost ~50 ms at 37k
         for name in changed:
             powers.pop(name, None)
         powers.update(power_directory(container, changed))
-        service.powers = powers
+        snapshot.powers = powers
         removed = [t for s in changed for t in previous.terms.power_members.get(s, ())]
-        service.terms = previous.terms.updated(build_documents(container.store, changed)[0], removed)
-        return service
-
-    def resolve(
-        self, query: str, *, mode: SearchMode = "hybrid", tools: int = 10, powers: int = 10
-    ) -> Resolution:
-        return self.container.resolver.resolve(query, self.terms, mode=mode, tools=tools, powers=powers)
-
-    def resolve_and_route(
-        self, query: str, *, mode: SearchMode = "hybrid", tools: int = 10, powers: int = 10
-    ) -> tuple[Resolution, Decision]:
-        """The ranked candidates and the tiered decision made from them (one resolve). For a multi-step
-        request, the parts keep only the powers and tools the catalog holds, and the decision's message
-        names each step's best power (services/resolve/steps.py)."""
-        resolution = self.resolve(query, mode=mode, tools=tools, powers=powers)
-        if resolution.parts:
-            resolution = resolution.model_copy(update={"parts": known_parts(resolution.parts, self.powers)})
-        decision = route(resolution, self.powers, self.container.settings.thresholds)
-        return resolution, with_steps(decision, step_matches(resolution, decision))
-
-    def decide(self, query: str, *, mode: SearchMode = "hybrid") -> Decision:
-        return self.resolve_and_route(query, mode=mode)[1]
+        snapshot.terms = previous.terms.updated(build_documents(container.store, changed)[0], removed)
+        return snapshot

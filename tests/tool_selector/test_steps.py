@@ -1,10 +1,20 @@
-"""The steps an answer shows for a multi-step request (services/resolve/steps.py), as pure functions."""
+"""The steps an answer shows for a multi-step request (tool_selector/route/steps.py), as pure functions,
+and the route stage adding them to the decision it makes."""
 
 from __future__ import annotations
 
-from services.resolve.steps import known_parts, step_matches, steps_sentence, with_steps
-from tool_selector.core.models import Decision, QueryPart, Resolution, StepMatch, ToolSummary
-from tool_selector.route.tiers import PowerInfo
+from tool_selector.config.settings import TierThresholds
+from tool_selector.core.models import (
+    Decision,
+    MatchType,
+    PowerCandidate,
+    QueryPart,
+    Resolution,
+    StepMatch,
+    ToolSummary,
+)
+from tool_selector.route.steps import known_parts, step_matches, steps_sentence, with_steps
+from tool_selector.route.tiers import PowerInfo, route
 
 
 def _resolution(parts: list[QueryPart]) -> Resolution:
@@ -51,3 +61,31 @@ def test_the_sentence_names_each_steps_best_power_and_says_when_none_fits() -> N
     weak = steps_sentence(steps, "weak_matches")
     assert "none matched surely" in weak and "activate_power" not in weak
     assert with_steps(_decision(), steps).message == f"Pick one. {sentence}"
+
+
+def test_the_route_stage_adds_the_steps_to_its_decision_with_only_the_powers_the_directory_holds() -> None:
+    tools = [ToolSummary(name="t", description="")]
+    directory = {name: PowerInfo(name=name, description="", tools=tools) for name in ("a", "b")}
+    candidates = [PowerCandidate(name=name, score=0.5, match_type=MatchType.HYBRID) for name in ("a", "b")]
+    parts = [
+        QueryPart(text="one", powers=["gone", "a"], tools=["gone::t", "a::t"]),
+        QueryPart(text="two", powers=["b"]),
+    ]
+    resolution = Resolution(
+        query="q",
+        mode="hybrid",
+        tools=[],
+        powers=candidates,
+        confidence=0.5,
+        top3_confidence=0.9,
+        parts=parts,
+    )
+    decision = route(resolution, directory, TierThresholds())
+    assert decision.status == "multiple_matches"
+    assert decision.parts == [
+        StepMatch(step="one", powers=["a"], tools=["a::t"]),
+        StepMatch(step="two", powers=["b"]),
+    ]
+    assert decision.message.endswith(f" {steps_sentence(decision.parts, 'multiple_matches')}")
+    one_step = resolution.model_copy(update={"parts": parts[:1]})
+    assert route(one_step, directory, TierThresholds()).parts is None

@@ -1,10 +1,10 @@
-"""The steps of a multi-step request, as every adapter shows them.
+"""The steps of a multi-step request in the decision: ``route`` adds them, so a decision leaves the route
+stage whole and every adapter only renders it.
 
 The resolver splits a request such as "get the time in Tokyo and then fetch example.com" into parts
 and ranks powers and tools for each (``Resolution.parts``, three of each). The decision then carries
 the parts (``Decision.parts``, one ``StepMatch`` each) and its message names the best power of every
 step: a multi-step request needs one power per step, not one of the whole request's matches.
-``ResolveService.resolve_and_route`` computes them once; REST, CLI and gateway render the decision.
 
 - Only a request of two parts or more has steps; a one-step answer is unchanged.
 - A ``not_found`` answer shows no steps: the router is sure that nothing configured fits.
@@ -15,13 +15,21 @@ step: a multi-step request needs one power per step, not one of the whole reques
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Protocol
 
-from tool_selector.core.models import Decision, QueryPart, Resolution, StepMatch
+from tool_selector.core.models import Decision, QueryPart, Resolution, StepMatch, ToolSummary
 from tool_selector.core.names import server_of, tool_of
-from tool_selector.route.tiers import PowerInfo
+from tool_selector.route import messages
 
 
-def known_parts(parts: Sequence[QueryPart], powers: Mapping[str, PowerInfo]) -> list[QueryPart]:
+class ListedPower(Protocol):
+    """A power as the router's directory lists it (``tiers.PowerInfo``): its tools, by name."""
+
+    @property
+    def tools(self) -> Sequence[ToolSummary]: ...
+
+
+def known_parts(parts: Sequence[QueryPart], powers: Mapping[str, ListedPower]) -> list[QueryPart]:
     """``parts`` with only the powers and tools of ``powers`` (the current catalog's directory)."""
 
     def known(tool_id: str) -> bool:
@@ -37,6 +45,13 @@ def known_parts(parts: Sequence[QueryPart], powers: Mapping[str, PowerInfo]) -> 
         )
         for part in parts
     ]
+
+
+def with_known_parts(resolution: Resolution, powers: Mapping[str, ListedPower]) -> Resolution:
+    """``resolution`` with ``known_parts`` (itself when it has no parts)."""
+    if not resolution.parts:
+        return resolution
+    return resolution.model_copy(update={"parts": known_parts(resolution.parts, powers)})
 
 
 def step_matches(resolution: Resolution, decision: Decision) -> list[StepMatch]:
@@ -55,16 +70,8 @@ def steps_sentence(steps: Sequence[StepMatch], status: str) -> str:
     """What the message adds for a multi-step request: the best power of each step, and what to do."""
     if not steps:
         return ""
-    named = "; ".join(
-        f"step {i}: '{s.powers[0]}'" if s.powers else f"step {i}: no power fits"
-        for i, s in enumerate(steps, start=1)
-    )
-    if status == "weak_matches":
-        return f"This request has {len(steps)} steps (see parts), none matched surely; the closest: {named}."
-    return (
-        f"This request has {len(steps)} steps (see parts); use one power per step, the best for each: "
-        f"{named}. Call activate_power(name) for each one not active yet, then do the steps in order."
-    )
+    best = [(i, s.powers[0] if s.powers else None) for i, s in enumerate(steps, start=1)]
+    return messages.steps_sentence(best, len(steps), status == "weak_matches")
 
 
 def with_steps(decision: Decision, steps: Sequence[StepMatch]) -> Decision:
