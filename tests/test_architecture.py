@@ -28,7 +28,7 @@ BUDGETS = {
     "tool_selector/search/embedded": 1300,
     "tool_selector/search/weaviate": 950,
     "tool_selector/index": 700,
-    "tool_selector/resolve": 1700,  # issue 40: a request beside the query, the tool order
+    "tool_selector/resolve": 1850,  # issue 40: a request beside the query, the tool order; 41 spelling
     "tool_selector/resolve/rerank": 350,
     "tool_selector/route": 750,  # issue 32 remembered; 40 the steps and every sentence of an answer
     "tool_selector/route/arguments": 2100,  # issue 40: the next call's arguments, taken from the request

@@ -237,6 +237,7 @@ class Container:
             ranker=self.ranker,
             arguments=s.arguments,
             argument_weight=s.argument_weight,
+            spelling=s.spelling,
         )
 
     @cached_property

@@ -252,6 +252,11 @@ class Settings(BaseSettings):
         description="take concrete arguments (URLs, paths, quoted text, dates, IDs...) out of the request "
         "before the keyword and vector search match it, and match them to the tools' parameters",
     )
+    spelling: bool = Field(
+        default=True,
+        description="read a misspelled word of a request as the catalog's word one edit away ('tiem' -> "
+        "'time'): a word that is neither English nor the catalog's (tool_selector/resolve/spelling.py)",
+    )
     argument_weight: float = Field(
         default=0.1,
         ge=0.0,

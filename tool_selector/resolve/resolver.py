@@ -27,6 +27,7 @@ from tool_selector.resolve.confidence import Calibration
 from tool_selector.resolve.evidence import CatalogTerms, evidence_of
 from tool_selector.resolve.rerank.features import Candidates, rank_features
 from tool_selector.resolve.rerank.model import RankerModel
+from tool_selector.resolve.spelling import corrected
 from tool_selector.resolve.steps import split_query
 from tool_selector.resolve.toolorder import ToolOrder, ToolSignals, order_tools, tool_signals
 from tool_selector.search.backend import Fusion, SearchBackend, SearchQuery, Target
@@ -238,6 +239,7 @@ class Resolver:
         arguments: bool = False,
         argument_weight: float = 0.0,
         tool_order: ToolOrder | None = None,
+        spelling: bool = False,
     ) -> None:
         reference = calibration.reference_vector
         if reference.size and reference.shape != (embedder.dim,):
@@ -260,6 +262,7 @@ class Resolver:
         self.arguments = arguments  # take concrete arguments out of the text that is matched
         self.argument_weight = argument_weight  # what a tool whose parameters take them gains
         self.tool_order = tool_order or ToolOrder()  # the order of each power's tools (toolorder.py)
+        self.spelling = spelling  # misspelled words read as the catalog's (spelling.py)
 
     def _search(
         self, text: str, vector: np.ndarray, alpha: float, target: Target = "tools"
@@ -299,6 +302,9 @@ class Resolver:
         given = with_request_arguments(extracted.arguments, request) if extracted is not None else ()
         written = split_query(asked)  # the steps as the request says them (shown to the agent) ...
         parts = [extract(p).text for p in written] if extracted is not None else written  # ... and matched
+        if self.spelling and terms is not None:
+            text = corrected(text, terms.document_frequency)
+            parts = [corrected(p, terms.document_frequency) for p in parts]
         if parts:  # a multi-step request: each step searches on its own; the whole uses their mean
             part_vectors = self.embedder.embed_documents(parts)
             mean = part_vectors.mean(axis=0)

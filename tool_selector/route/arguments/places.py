@@ -43,7 +43,7 @@ _TABLE = {
     "America/Sao_Paulo": "Rio|Rio de Janeiro|Brasilia",
     "America/Argentina/Buenos_Aires": "Buenos Aires",
     "America/Indiana/Indianapolis": "Indianapolis",
-    "Asia/Tokyo": "Kyoto|Osaka|Yokohama|Nagoya|Japan",
+    "Asia/Tokyo": "Tokio|Kyoto|Osaka|Yokohama|Nagoya|Japan",
     "Asia/Kolkata": "Mumbai|Bombay|Delhi|New Delhi|Bangalore|Bengaluru|Hyderabad|Chennai|Pune|Calcutta|India",
     "Asia/Shanghai": "Beijing|Shenzhen|Guangzhou|Hangzhou|China",
     "Asia/Ho_Chi_Minh": "Hanoi|Saigon",
