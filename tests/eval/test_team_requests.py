@@ -1,0 +1,76 @@
+"""The team-written requests of issue 41 (eval/datasets/team-requests, checked by its check.py): the check
+passes on the shipped set; it fails on a spoiled copy (a tool not in the catalog, six words copied from a
+tool's text, the same request twice, an unknown style), naming each line; and its export is a dataset
+folder the eval harness reads, near requests unanswerable."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from eval.quality.dataset import check_dataset_dir, load_queries
+from tests.support.paths import DATASETS
+from tests.support.scripts import load_script
+
+ROOT = DATASETS / "team-requests"
+
+
+@pytest.fixture(scope="module")
+def check() -> ModuleType:
+    return load_script(ROOT / "check.py", "team_requests_check")
+
+
+def _line(**row: str) -> str:
+    return json.dumps(row, ensure_ascii=False) + "\n"
+
+
+def test_the_shipped_set_passes_its_check_and_covers_every_tool_of_the_demo_servers(
+    check: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert check.check(None) == 0
+    out = capsys.readouterr().out
+    assert "OK: no errors" in out
+    assert "demo: " in out and "tools covered (3 people + 1 agent) 52/52" in out
+
+
+def test_a_spoiled_copy_fails_naming_each_bad_line(
+    check: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shutil.copytree(ROOT / "demo", tmp_path / "demo")
+    bad = tmp_path / "demo" / "requests-bad-b01.jsonl"
+    bad.write_text(
+        _line(id="bad-1", tool="time::no_such_tool", request="what's the hour in Lima", style="people")
+        + _line(
+            id="bad-2",
+            tool="time::get_current_time",
+            request="get current time in a specific timezone now",
+            style="people",
+        )
+        + _line(
+            id="bad-3", tool="time::get_current_time", request="WHAT'S the hour   in Lima?", style="people"
+        )
+        + _line(id="bad-4", tool="time::get_current_time", request="the hour in Oslo", style="shouting"),
+        encoding="utf-8",
+    )
+    monkeypatch.setattr(check, "HERE", tmp_path)
+    assert check.check("demo") == 1
+    out = capsys.readouterr().out
+    assert "demo/requests-bad-b01.jsonl:1: no tool 'time::no_such_tool'" in out
+    assert "demo/requests-bad-b01.jsonl:2: copied from the catalog" in out
+    assert "demo/requests-bad-b01.jsonl:3: the same request as demo/requests-bad-b01.jsonl:1" in out
+    assert "demo/requests-bad-b01.jsonl:4: style 'shouting'" in out
+
+
+def test_the_export_is_a_dataset_folder_with_near_requests_unanswerable(
+    check: ModuleType, tmp_path: Path
+) -> None:
+    out = tmp_path / "demo-agent"
+    assert check.export("demo", out, ("agent",), None, near=True) == 0
+    queries = load_queries(check_dataset_dir(out).queries)
+    near = [q for q in queries if not q.answerable]
+    assert len(queries) - len(near) == 52  # one agent request a tool
+    assert near and all(q.expected_tier == "not_found" for q in near)
