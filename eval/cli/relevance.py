@@ -49,6 +49,13 @@ def lodo_command(
     no_team: _NoTeam = False,
     only: _Only = None,
     max_steps: _MaxSteps = None,
+    extra: Annotated[
+        list[Path] | None,
+        typer.Option(
+            help="A dataset folder that only trains (repeat; e.g. the team's requests exported by "
+            "eval/datasets/team-requests/check.py): never left out or scored"
+        ),
+    ] = None,
 ) -> None:
     """Leave-one-dataset-out: per dataset, train the relevance model without it and score it under
     today's ranking and the candidates; print the table and the ship rule (mean up, no set down >0.01)."""
@@ -64,6 +71,7 @@ def lodo_command(
             only=only or (),
             sets=sets or SHARED,
             max_steps=max_steps,
+            extras=extra or (),
             say=_say,
         )
         text = table(results)

@@ -261,12 +261,16 @@ def run_lodo(
     sets: Sequence[str] = SHARED,
     configs: Sequence[Config] = CONFIGS,
     max_steps: int | None = None,
+    extras: Sequence[Path] = (),
     say: Callable[[str], None] = print,
 ) -> dict[str, Any]:
     """Train a model per left-out dataset, score every configuration on it; returns (and writes to
-    ``work/lodo.json``) the figures per scored folder and configuration."""
+    ``work/lodo.json``) the figures per scored folder and configuration. ``extras``: dataset folders
+    that only train (the team's requests, ``check.py export``): never left out nor scored, and, like
+    every dataset, without their pairs of a left-out catalog's tools."""
     work.mkdir(parents=True, exist_ok=True)
-    srcs = sources(shared, team, sets)
+    scored_sources = sources(shared, team, sets)
+    srcs = [*scored_sources, *(data.source(f"extra:{p.name}", p) for p in extras)]
     catalogs = data.catalog_texts(srcs)
     gold = data.gold_by_query(srcs)
     base = MiniLMEmbedder(settings.cache_dir, engine="onnx", threads=settings.embedding_threads)
@@ -278,7 +282,7 @@ def run_lodo(
     if path.is_file():
         results = json.loads(path.read_text("utf-8"))
         results["configs"] = [c.name for c in configs]
-    for left in srcs:
+    for left in scored_sources:
         if only and left.name not in only:
             continue
         say(f"fold: {left.name} left out")
