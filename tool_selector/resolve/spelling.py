@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from functools import cache
 from importlib import resources
 
@@ -123,10 +123,10 @@ def correction(word: str, frequency: Mapping[str, int]) -> str | None:
     """The catalog's word ``word`` is a misspelling of, or None (``frequency``: the catalog's keyword
     tokens and how many tools use each)."""
     lowered = word.lower()
-    if len(lowered) < MIN_LETTERS or english(lowered):
+    if len(lowered) < MIN_LETTERS:
         return None
     stems = tokenize(lowered)
-    if not stems or stems[0] in frequency:
+    if not stems or stems[0] in frequency or english(lowered):  # the catalog's word: the cheap test first
         return None
     best, best_count = None, 0
     for candidate in sorted(_candidates(lowered)):
@@ -147,14 +147,3 @@ def corrected(text: str, frequency: Mapping[str, int]) -> str:
         return correction(word, frequency) or word
 
     return _WORD.sub(fix, text)
-
-
-def corrections(text: str, frequency: Mapping[str, int]) -> Iterable[tuple[str, str]]:
-    """The (word, correction) pairs of ``text``, for logs and tests."""
-    for match in _WORD.finditer(text):
-        word = match.group(0)
-        if (word[0].isupper() and match.start() > 0) or not word[1:].islower():
-            continue
-        fixed = correction(word, frequency)
-        if fixed is not None:
-            yield word, fixed
