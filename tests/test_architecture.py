@@ -28,9 +28,10 @@ BUDGETS = {
     "tool_selector/search/embedded": 1300,
     "tool_selector/search/weaviate": 950,
     "tool_selector/index": 700,
-    "tool_selector/resolve": 1850,  # issue 40: a request beside the query, the tool order; 41 spelling
+    "tool_selector/resolve": 2000,  # issue 40: a request beside the query, the tool order; 41 spelling, the
+    # capability judge
     "tool_selector/resolve/rerank": 350,
-    "tool_selector/route": 750,  # issue 32 remembered; 40 the steps and every sentence of an answer
+    "tool_selector/route": 850,  # issue 32 remembered; 40 the steps and every sentence of an answer; 41 need
     "tool_selector/route/arguments": 2100,  # issue 40: the next call's arguments, taken from the request
     "semantic_enrichment": 2100,
     "services/shared": 1500,
@@ -43,12 +44,13 @@ BUDGETS = {
     "routes/cli": 1350,  # one module a command group; issue 31 added `init` and the lazy dispatch
     "routes/ui": 100,
     "eval/quality": 2300,  # issue 32 replay, issue 40 the phrasings, readings of a request, tool order
-    "eval/fitting": 1850,  # issue 32 added memory_fit, issue 39 shadow_fit, issue 40 phrasings in lodo
+    "eval/fitting": 1950,  # issue 32 added memory_fit, issue 39 shadow_fit, issue 40 phrasings in lodo,
+    # issue 41 a judge per dataset
     "eval/bench": 2600,  # issue 39 shadowing; issue 40 the conversation, the agent's driver, fill_arguments
     "eval/console": 800,
-    "eval/cli": 1150,  # issue 31 bench-cold-start, 32 replay, 39 shadow-fit, bench-shadowing, 40 drive
-    # and --phrasing
-    "eval/relevance": 1700,
+    "eval/cli": 1250,  # issue 31 bench-cold-start, 32 replay, 39 shadow-fit, bench-shadowing, 40 drive
+    # and --phrasing, 41 the judge
+    "eval/relevance": 2150,  # issue 41: the capability judge
 }
 SQL = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|CREATE TABLE|ALTER TABLE|PRAGMA)\b")
 

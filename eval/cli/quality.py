@@ -82,10 +82,18 @@ def calibrate(
     version: Annotated[str, typer.Option(help="Version name stored in the file")] = "confidence-v2",
     folds: Annotated[int, typer.Option(min=2, help="Cross-validation folds, grouped by catalog")] = 5,
     jobs: Annotated[int, typer.Option(min=1, help="Worker processes resolving the catalogs' queries")] = 1,
+    judge: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="NAME=DIR: read dataset NAME's evidence with the capability judge in DIR (one `lab judge` "
+            "trained without its family); repeatable"
+        ),
+    ] = None,
 ) -> None:
     """Fit the confidence (P(top power right), P(a right power in the top three)) on labelled queries
     of many catalogs, some of them unanswerable; report cross-validated and hold-out figures."""
     from eval.fitting.calibrate import calibrate as fit_calibration
+    from eval.fitting.calibrate_evidence import parse_judges
     from eval.fitting.calibrate_file import write_calibration
     from services.shared.container import enricher_kind
 
@@ -105,12 +113,14 @@ def calibrate(
             progress=labelled_progress,
             folds=folds,
             jobs=jobs,
+            judges=parse_judges(judge or []),
         )
         provenance = {
             "command": "tool-selector lab calibrate "
             + " ".join(str(d) for d in datasets)
             + "".join(f" --holdout {h}" for h in held)
-            + f" --out {out} --version {version} --folds {folds}",
+            + f" --out {out} --version {version} --folds {folds}"
+            + "".join(f" --judge {j}" for j in judge or []),
             "retrieval": {
                 "enricher": enricher_kind(settings, None),
                 "alpha": settings.alpha,
@@ -160,6 +170,13 @@ def calibrate_lodo_command(
         typer.Option(help="The phrasings the heads are fitted on, where a dataset has them (default user)"),
     ] = None,
     reading: Annotated[Reading, typer.Option(help=READING_HELP)] = "arguments",
+    judge: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="NAME=DIR: read dataset NAME's evidence with the capability judge in DIR (one `lab judge` "
+            "trained without its family); repeatable"
+        ),
+    ] = None,
 ) -> None:
     """Leave-one-dataset-out for the confidence: per dataset, fit both heads on the others and score it
     (right server first, ECE, tiers of answerable, unanswerable and ambiguous requests, tier accuracy,
@@ -167,6 +184,7 @@ def calibrate_lodo_command(
     its files are named by it (calibrate-lodo-agent.md)."""
     import json
 
+    from eval.fitting.calibrate_evidence import parse_judges
     from eval.fitting.calibrate_fit import RECIPES
     from eval.fitting.calibrate_lodo import collect, datasets_of, run_lodo, table
 
@@ -188,6 +206,7 @@ def calibrate_lodo_command(
             say=say,
             phrasings=[p for p in PHRASINGS if p in scored or p in fitted],
             reading=reading,
+            judges=parse_judges(judge or []),
         )
         chosen = [RECIPES[r] for r in recipe] if recipe else list(RECIPES.values())
         for words in scored:

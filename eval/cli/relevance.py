@@ -195,3 +195,50 @@ def tool_text_command(
         text = table(results)
         (work / "tool-text.md").write_text(text + "\n", encoding="utf-8")
         print(text)
+
+
+@lab.command("judge")
+def judge_command(
+    out: Annotated[
+        Path, typer.Option(help="The folder the judge is written to (judge.onnx, head.json, ...)")
+    ],
+    leave_out: Annotated[
+        list[str] | None, typer.Option(help="A family of the team's requests to train without; repeatable")
+    ] = None,
+    leave_out_setups: Annotated[
+        bool, typer.Option(help="Train without every server of the team's personal setups")
+    ] = False,
+    layers: Annotated[int, typer.Option(min=1, max=6, help="Layers of all-MiniLM-L6-v2 kept")] = 6,
+    steps: Annotated[int, typer.Option(min=1, help="Training steps (batches of 32)")] = 500,
+    shared: _Shared = _SHARED,
+) -> None:
+    """Train the capability judge on the team's requests (without the families left out), export it as
+    int8 ONNX, and print its held-out AUC against the relevance model's cosine on what it never saw."""
+    import json
+
+    from eval.relevance.judge import held_out_check, run_judge
+    from tool_selector.embedding.embedders import relevance_embedder
+
+    with mapped_errors():
+        settings = cli_settings()
+        embedder = relevance_embedder(threads=settings.embedding_threads)
+        left = leave_out or []
+        provenance = run_judge(
+            shared,
+            out,
+            embedder,
+            leave_out=left,
+            leave_out_setups=leave_out_setups,
+            layers=layers,
+            steps=steps,
+            say=_say,
+        )
+        if left or leave_out_setups:
+            figures = held_out_check(out, shared, embedder, leave_out=left, leave_out_setups=leave_out_setups)
+            provenance["held_out"] = figures
+            (out / "provenance.json").write_text(json.dumps(provenance, indent=1), encoding="utf-8")
+            for name, row in figures.items():
+                print(
+                    f"{name:40s} n={row['examples']:5d}  cosine AUC {row['cosine_auc']}  "
+                    f"judge AUC {row['judge_auc']}"
+                )

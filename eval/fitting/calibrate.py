@@ -22,7 +22,7 @@ This module runs the command and computes its figures; the evidence is collected
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,6 +34,7 @@ from eval.fitting.calibrate_evidence import (
     collect_examples,
     collect_in_worker,
     reference_centroid,
+    with_judge,
 )
 from eval.fitting.calibrate_fit import FOLDS, RECIPE, fit_heads
 from eval.quality.dataset import DatasetArg, check_dataset_dir, named_datasets
@@ -123,9 +124,11 @@ def calibrate(
     progress: Progress | None = None,
     folds: int = FOLDS,
     jobs: int = 1,
+    judges: Mapping[str, Path] | None = None,
 ) -> tuple[Calibration, list[Example], list[Example]]:
     """Fit on ``datasets``; score the fit's cross-validation and the ``holdout`` sets. ``jobs`` > 1
-    resolves the catalogs in that many worker processes (each loads its own model; no progress)."""
+    resolves the catalogs in that many worker processes (each loads its own model; no progress). A
+    dataset ``judges`` names is read with that capability judge (one trained without its family)."""
     fit_args, holdout_args = named_datasets(datasets), named_datasets(holdout)
     fitted = {f.resolve() for a in fit_args for f in a.folders}
     both = sorted(str(f) for a in holdout_args for f in a.folders if f.resolve() in fitted)
@@ -144,7 +147,12 @@ def calibrate(
         if jobs <= 1:
             found = [
                 collect_examples(
-                    settings, f, dataset=name, reference=reference, embedder=embedder, progress=progress
+                    with_judge(settings, judges or {}, name),
+                    f,
+                    dataset=name,
+                    reference=reference,
+                    embedder=embedder,
+                    progress=progress,
                 )
                 for f, name in work
             ]
@@ -153,7 +161,7 @@ def calibrate(
                 found = list(
                     pool.map(
                         collect_in_worker,
-                        [(settings, f, name, reference) for f, name in work],
+                        [(with_judge(settings, judges or {}, name), f, name, reference) for f, name in work],
                     )
                 )
         return [example for examples in found for example in examples]

@@ -4,7 +4,7 @@ gold: ``correct`` when the top power fills a gold slot, ``top3`` when one of the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -16,13 +16,47 @@ from eval.quality.readings import PRODUCT, resolve_asked
 from eval.quality.workspace import open_workspace
 from services.resolve.read_path import ReadPath
 from tool_selector.config.settings import Settings
-from tool_selector.core.errors import CalibrationError
+from tool_selector.core.errors import CalibrationError, InvalidInputError
 from tool_selector.embedding.embedders import Embedder
 from tool_selector.index.build import cached_tool_vectors
 from tool_selector.resolve.confidence import Calibration, Head, Isotonic, Tree, TreeEnsemble
 from tool_selector.resolve.evidence import FEATURES
+from tool_selector.resolve.judge import PACKAGED
 
 Progress = Callable[[str, int, int], None]
+
+
+def parse_judges(values: Sequence[str]) -> dict[str, Path]:
+    """``--judge NAME=DIR`` options: the dataset NAME's evidence is read with the judge in DIR (one that
+    `lab judge` trained without NAME's family), so that no dataset's judge feature is in-sample."""
+    out: dict[str, Path] = {}
+    for value in values:
+        name, sep, folder = value.partition("=")
+        if not sep or not name or not folder:
+            raise InvalidInputError(
+                f"--judge {value!r} is not NAME=DIR.", hint="--judge msc=/tmp/judge-no-msc"
+            )
+        if not (Path(folder) / "judge.onnx").is_file():
+            raise InvalidInputError(
+                f"--judge {value!r}: {folder} holds no judge.onnx.",
+                hint="Give a folder `tool-selector lab judge --out DIR` wrote.",
+            )
+        out[name] = Path(folder)
+    return out
+
+
+def with_judge(settings: Settings, judges: Mapping[str, Path], dataset: str) -> Settings:
+    """The settings a dataset's evidence is read under: its own judge when ``judges`` names one."""
+    folder = judges.get(dataset)
+    return settings if folder is None else settings.model_copy(update={"judge_dir": folder})
+
+
+def judge_identity(settings: Settings) -> bytes:
+    """What tells one judge from another in a cache key: its head (retrained, it changes) and where."""
+    if not settings.judge:
+        return b"judge off"
+    head = (settings.judge_dir or PACKAGED) / "head.json"
+    return str(settings.judge_dir).encode() + (head.read_bytes() if head.is_file() else b"no judge")
 
 
 class Example(BaseModel):

@@ -74,8 +74,10 @@ STURDY = Recipe(
 LOGISTIC = Recipe("few, logistic", FEW, "logistic", weighting="natural")
 # the same, each coefficient kept to the direction the feature means (runner-up coverage: down only)
 SIGNED = Recipe("few, signed logistic", FEW, "logistic", (1, 1, 1, 1, 1, 1, 1, -1), weighting="natural")
-RECIPES = {r.name: r for r in (ALL_FEATURES, STURDY, LOGISTIC, SIGNED)}
-RECIPE = LOGISTIC  # what `lab calibrate` fits: chosen by `lab calibrate-lodo` (docs/measurements.md)
+# the same with the capability judge's verdict on the top tool (issue 41: tool_selector/resolve/judge.py)
+JUDGED = Recipe("few + judge, logistic", (*FEW, "capability"), "logistic", weighting="natural")
+RECIPES = {r.name: r for r in (ALL_FEATURES, STURDY, LOGISTIC, SIGNED, JUDGED)}
+RECIPE = JUDGED  # what `lab calibrate` fits: chosen by `lab calibrate-lodo` (docs/measurements.md, issue 41)
 
 
 def _matrix(examples: Sequence[Example], features: Sequence[str]) -> np.ndarray:
@@ -208,15 +210,44 @@ def export_ensemble(model: Any) -> TreeEnsemble:
 
 
 def _isotonic(raw: np.ndarray, y: np.ndarray, weight: np.ndarray) -> Isotonic:
+    """The isotonic map of raw probabilities to calibrated ones, centred: each flat block of the fitted
+    step function becomes one point at its weighted mean raw value, joined by straight lines, from (0, 0)
+    to (1, 1). A step function gives every raw value of a block the same probability (seven unrelated
+    answers all read 0.1468); the centred map keeps the fit's calibration and still tells them apart."""
     isotonic = lab_import("sklearn.isotonic", "Fitting the confidence")
 
     fitted = isotonic.IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(
         raw, y, sample_weight=weight
     )
-    return Isotonic(
-        x=[round(float(v), 6) for v in fitted.X_thresholds_],
-        y=[round(float(v), 6) for v in fitted.y_thresholds_],
-    )
+    return Isotonic(**centred_points(raw, fitted.predict(raw), weight))
+
+
+def centred_points(raw: np.ndarray, fitted: np.ndarray, weight: np.ndarray) -> dict[str, list[float]]:
+    """The points of a centred isotonic map (see :func:`_isotonic`) from the raw values, their fitted
+    isotonic values and their weights: one point per block of equal fitted value, strictly increasing in
+    both coordinates, with (0, 0) and (1, 1) at the ends."""
+    order = np.argsort(raw, kind="stable")
+    raw, fitted, weight = raw[order], fitted[order], weight[order]
+    xs: list[float] = []
+    ys: list[float] = []
+    start = 0
+    for end in range(1, len(raw) + 1):
+        if end < len(raw) and fitted[end] == fitted[start]:
+            continue
+        w = weight[start:end]
+        x = float(np.average(raw[start:end], weights=w)) if w.sum() > 0 else float(raw[start:end].mean())
+        if not xs or (x > xs[-1] and fitted[start] > ys[-1]):
+            xs.append(x)
+            ys.append(float(fitted[start]))
+        start = end
+    # the ends: a block fitted at 0 (or 1) starts (ends) the line at the origin (at (1, 1)) rather than
+    # giving every raw value below (above) its centre the same 0 (1)
+    if xs and ys[0] <= 0.0:
+        xs.pop(0), ys.pop(0)
+    if xs and ys[-1] >= 1.0:
+        xs.pop(), ys.pop()
+    xs, ys = [0.0, *xs, 1.0], [0.0, *ys, 1.0]
+    return {"x": [round(v, 6) for v in xs], "y": [round(v, 6) for v in ys]}
 
 
 @dataclass

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,13 @@ from typing import Any
 import numpy as np
 
 from eval.fitting.calibrate import add_folder, score_with
-from eval.fitting.calibrate_evidence import Example, collect_examples, reference_centroid
+from eval.fitting.calibrate_evidence import (
+    Example,
+    collect_examples,
+    judge_identity,
+    reference_centroid,
+    with_judge,
+)
 from eval.fitting.calibrate_fit import RECIPES, Recipe, fit_heads
 from eval.quality.dataset import (
     Phrasing,
@@ -113,6 +119,7 @@ def _key(
     digest.update(settings.model_dump_json(exclude={"cache_dir", "data_dir", "thresholds"}).encode())
     digest.update(np.round(reference, 6).tobytes())
     digest.update(" ".join(FEATURES).encode())  # evidence of another version of the features is stale
+    digest.update(judge_identity(settings))
     return digest.hexdigest()[:16]
 
 
@@ -137,10 +144,11 @@ def collect(
     say: Callable[[str], None] = print,
     phrasings: Sequence[Phrasing] = USER,
     reading: Reading = PRODUCT,
+    judges: Mapping[str, Path] | None = None,
 ) -> dict[str, list[Labelled]]:
     """Every dataset's labelled examples (resolved now, or read back from ``work``), in each of
     ``phrasings`` its folders have (people's words always; the agent's where a queries-agent.jsonl is;
-    ``both`` read as ``reading`` says)."""
+    ``both`` read as ``reading`` says); a dataset ``judges`` names is read with that capability judge."""
     work.mkdir(parents=True, exist_ok=True)
     folders = [f for d in datasets for f in d.folders]
     reference, tools = reference_centroid(settings, folders)
@@ -150,7 +158,8 @@ def collect(
         found: list[Labelled] = []
         for folder in dataset.folders:
             for phrasing in (p for p in phrasings if has_phrasing(folder, p)):
-                examples = _examples(settings, folder, dataset.name, reference, work, phrasing, reading, say)
+                judged = with_judge(settings, judges or {}, dataset.name)
+                examples = _examples(judged, folder, dataset.name, reference, work, phrasing, reading, say)
                 extras = _extras(folder, phrasing)
                 for e in examples:
                     e.dataset = dataset.name  # the cache is by folder; the dataset is this run's name

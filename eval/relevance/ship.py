@@ -40,7 +40,7 @@ LICENCE_NOTE = (
 )
 
 
-def _apache_text() -> str:
+def apache_text() -> str:
     base = trainer.base_model_dir()
     for name in ("LICENSE", "LICENSE.txt"):
         if (base / name).is_file():
@@ -153,7 +153,7 @@ def ship(
     out.mkdir(parents=True, exist_ok=True)
     shutil.copy2(int8, out / "model.onnx")
     shutil.copy2(tokenizer, out / "tokenizer.json")
-    (out / "LICENSE").write_text(LICENCE_NOTE + _apache_text(), encoding="utf-8")
+    (out / "LICENSE").write_text(LICENCE_NOTE + apache_text(), encoding="utf-8")
     lodo_results = json.loads(lodo_file.read_text("utf-8")) if lodo_file is not None else None
     capped = [n for n, f in (lodo_results or {}).get("folds", {}).items() if f["training"].get("max_steps")]
     if capped:

@@ -27,6 +27,7 @@ from pydantic import BaseModel, PrivateAttr
 
 from tool_selector.core.models import Decision, PowerSummary, StepMatch
 from tool_selector.route import messages
+from tool_selector.route.need import need_of
 from tool_selector.route.steps import steps_sentence
 
 TOOLS_SHOWN = 3  # the best few tools an activated answer shows: the best, and those close to it
@@ -317,7 +318,10 @@ def resolve_answer(decision: Decision, facts: Facts) -> GatewayAnswer:
     if decision.status == "not_found":
         names = sorted(runnable)[:AVAILABLE_SHOWN]  # what the agent can use here
         return GatewayAnswer(
-            status="not_found", confidence=confidence, message=messages.nothing_fits(), available=names
+            status="not_found",
+            confidence=confidence,
+            message=messages.nothing_fits(need_of(decision.query)),
+            available=names,
         )
     matches = (decision.matches or [])[:MATCHES_SHOWN]
     shown = [m.power for m in matches] + [s.powers[0] for s in parts if s.powers]

@@ -37,6 +37,7 @@ from tool_selector.embedding.embedders import (
 )
 from tool_selector.index.build import INDEX_LAYOUT
 from tool_selector.resolve.confidence import Calibration, load_calibration
+from tool_selector.resolve.judge import capability_judge
 from tool_selector.resolve.rerank.model import RankerModel, load_ranker
 from tool_selector.resolve.resolver import Resolver
 from tool_selector.search.backend import SearchBackend
@@ -238,6 +239,7 @@ class Container:
             arguments=s.arguments,
             argument_weight=s.argument_weight,
             spelling=s.spelling,
+            capability=capability_judge(s.judge_dir, s.embedding_threads) if s.judge else None,
         )
 
     @cached_property

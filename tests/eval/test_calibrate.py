@@ -21,6 +21,7 @@ from eval.fitting.calibrate_fit import (
     RECIPES,
     Recipe,
     SignedLogistic,
+    centred_points,
     dataset_weights,
     export_model,
     fit_heads,
@@ -121,6 +122,33 @@ def test_both_heads_are_fitted_and_their_out_of_fold_probabilities_are_calibrate
     for lo in (0.0, 0.5):
         cell = (oof >= lo) & (oof < lo + 0.5)
         assert abs(oof[cell].mean() - truth[cell].mean()) < 0.05
+
+
+LINEAR = [r for r in RECIPES.values() if r.learner == "logistic"]
+
+
+@pytest.mark.parametrize("recipe", LINEAR, ids=[r.name for r in LINEAR])
+def test_the_fitted_confidence_tells_different_evidence_apart_at_the_low_end(recipe: Recipe) -> None:
+    """A step-function isotonic map gave seven unrelated answers the one floor value 0.1468; the
+    centred map gives weaker evidence a lower probability, never the same one (a logistic head's raw
+    output differs wherever its evidence does; trees share a leaf's)."""
+    fit = fit_heads(_synthetic(), version="t", reference=np.zeros(384), folds=5, recipe=recipe)
+    evidence = [{"top_cosine": v, "cosine_margin": v} for v in (-0.6, -0.3, 0.0, 0.05)]
+    low = [fit.calibration.probabilities(e)[0] for e in evidence]
+    assert low == sorted(low)
+    assert len(set(low)) == len(low)
+    assert fit.calibration.top.isotonic.x[0] == 0.0 and fit.calibration.top.isotonic.y[0] == 0.0
+
+
+def test_centred_isotonic_points_keep_the_blocks_and_their_means() -> None:
+    raw = np.array([0.1, 0.2, 0.3, 0.6, 0.7, 0.9])
+    fitted = np.array([0.0, 0.0, 0.0, 0.5, 0.5, 1.0])
+    points = centred_points(raw, fitted, np.ones(6))
+    # the block fitted at 0 and the one fitted at 1 give way to the ends; the middle block sits at its mean
+    assert points == {"x": [0.0, 0.65, 1.0], "y": [0.0, 0.5, 1.0]}
+    points = centred_points(raw, np.array([0.1, 0.1, 0.2, 0.2, 0.4, 0.8]), np.array([1, 3, 1, 1, 1, 1.0]))
+    assert points["x"] == [0.0, 0.175, 0.45, 0.7, 0.9, 1.0]
+    assert points["y"] == [0.0, 0.1, 0.2, 0.4, 0.8, 1.0]
 
 
 def test_a_head_without_wrong_resolutions_cannot_be_fitted() -> None:

@@ -124,7 +124,7 @@ def test_run_eval_writes_one_prediction_per_query_and_a_markdown_report(
     assert "## Results" in markdown
     assert "## Definitions" in markdown
     assert "- `indexes`: 1 built, 0 reused" in markdown
-    assert "- `calibration`: confidence-v3" in markdown
+    assert "- `calibration`: confidence-v4" in markdown
     assert "## Calibration" in markdown
     assert "![reliability diagram](report.reliability.png)" in markdown
     assert (tmp_path / "out" / "report.reliability.png").read_bytes().startswith(b"\x89PNG")

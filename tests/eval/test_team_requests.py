@@ -74,3 +74,35 @@ def test_the_export_is_a_dataset_folder_with_near_requests_unanswerable(
     near = [q for q in queries if not q.answerable]
     assert len(queries) - len(near) == 52  # one agent request a tool
     assert near and all(q.expected_tier == "not_found" for q in near)
+
+
+def test_cuts_are_small_catalogs_whose_requests_belong_to_their_servers(
+    check: ModuleType, tmp_path: Path
+) -> None:
+    """What the confidence is fitted on: people's requests of the cut's own tools (answerable), near
+    requests of its own servers and everyday requests (unanswerable); each family its own everyday
+    slice."""
+    assert check.cuts("toolalpaca", tmp_path / "ta", 10, 2, 41, 30, 12, 6) == 0
+    folders = sorted((tmp_path / "ta").glob("k10-*"))
+    assert [f.name for f in folders] == ["k10-1", "k10-2"]
+    near_rows = {
+        r["id"]: r
+        for p in (ROOT / "toolalpaca").glob("near-*.jsonl")
+        for r in map(json.loads, p.read_text("utf-8").splitlines())
+    }
+    for folder in folders:
+        servers = {s["name"] for s in json.loads((folder / "servers.json").read_text("utf-8"))}
+        assert len(servers) == 10
+        assert {t["server"] for t in json.loads((folder / "tools.json").read_text("utf-8"))} == servers
+        queries = load_queries(check_dataset_dir(folder).queries)
+        answerable = [q for q in queries if q.gold_tool_groups]
+        assert 0 < len(answerable) <= 30
+        assert all(t.split("::")[0] in servers for q in answerable for g in q.gold_tool_groups for t in g)
+        origins = [q.origin for q in queries if not q.gold_tool_groups]
+        assert origins.count("everyday") == 6 and 0 < origins.count("near") <= 12
+        for q in queries:
+            if q.origin == "near":
+                assert near_rows[q.id.split(":", 1)[1]]["server"] in servers
+    slices = {f: {r["id"] for r in check.everyday_slice(f)} for f in check.SOURCES}
+    assert sum(len(s) for s in slices.values()) == len(set().union(*slices.values())) == 2000
+    assert check.cuts("everyday", tmp_path / "e", 10, 1, 41, 30, 12, 6) == 2

@@ -3,9 +3,9 @@ API key has its own, and no request of one key is decided, bound or refuted by a
 
 What ``serve --http`` serves (``routes.gateway.http_app``: the key check in front of the MCP app) on a
 real uvicorn server in a thread, the mcp Client talking to it, two configured copies of the weather
-station (tests/servers/flaky_server.py, served over streamable HTTP from a thread) so that "repeat back
-the reading 21.5" is ``multiple_matches``, and the real model. Clients are stateless (the 2026 protocol:
-no MCP session) unless they say ``mode="legacy"``. The process itself is tested in
+station (tests/servers/flaky_server.py, served over streamable HTTP from a thread) so that "echo back
+the weather reading 21.5" is ``multiple_matches``, and the real model. Clients are stateless (the 2026
+protocol: no MCP session) unless they say ``mode="legacy"``. The process itself is tested in
 test_gateway_memory_process.py.
 """
 
@@ -36,8 +36,8 @@ from tool_selector.embedding.embedders import MiniLMEmbedder
 
 pytestmark = pytest.mark.anyio
 
-REQUEST = "repeat back the reading 21.5"  # both stations fit: multiple_matches (checked below)
-CLOSE = "repeat back the reading 19.0"  # the same request with another argument
+REQUEST = "echo back the weather reading 21.5"  # both stations fit: multiple_matches (checked below)
+CLOSE = "echo back the weather reading 19.0"  # the same request with another argument
 
 
 @pytest.fixture(scope="module")

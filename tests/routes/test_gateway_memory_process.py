@@ -37,8 +37,8 @@ from tool_selector.embedding.embedders import MiniLMEmbedder
 
 pytestmark = pytest.mark.anyio
 
-REQUEST = "repeat back the reading 21.5"  # both stations fit: multiple_matches (checked below)
-CLOSE = "repeat back the reading 19.0"  # the same request with another argument
+REQUEST = "echo back the weather reading 21.5"  # both stations fit: multiple_matches (checked below)
+CLOSE = "echo back the weather reading 19.0"  # the same request with another argument
 
 
 def _memory(setup: GatewaySetup, *args: str) -> subprocess.CompletedProcess[str]:

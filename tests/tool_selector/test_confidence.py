@@ -29,6 +29,7 @@ from tool_selector.resolve.confidence import (
     load_calibration,
 )
 from tool_selector.resolve.evidence import FEATURES
+from tool_selector.resolve.judge import capability_judge
 from tool_selector.resolve.resolver import Resolver
 
 PACKAGED = ROOT / "tool_selector" / "calibration" / "confidence-v2.json"
@@ -129,14 +130,16 @@ def _packaged_json() -> dict[str, Any]:
 
 def test_the_packaged_calibration_loads_and_records_how_it_was_fitted() -> None:
     calibration = load_calibration()
-    assert calibration.version == "confidence-v3"
+    assert calibration.version == "confidence-v4"
     assert calibration.features == list(RECIPE.features)
+    assert "capability" in calibration.features  # the judge's verdict (issue 41)
     assert isinstance(calibration.top.ensemble, Logistic) and isinstance(calibration.top3.ensemble, Logistic)
     assert len(calibration.reference) == 384
     assert calibration == load_calibration(PACKAGED)
     provenance = calibration.provenance
     assert provenance["command"].startswith("tool-selector lab calibrate ")
     assert "--out tool_selector/calibration/confidence-v2.json" in provenance["command"]
+    assert "--judge personal-setups/backend-dev=" in provenance["command"]  # each dataset its own judge
     assert provenance["fit"]["recipe"] == RECIPE.name
     fitted = {d["dataset"] for d in provenance["fit_datasets"]}
     assert {"msc", "metatool", "livemcp", "toolalpaca", "restbench", "gateway-demo"} <= fitted
@@ -148,16 +151,26 @@ def test_the_packaged_calibration_loads_and_records_how_it_was_fitted() -> None:
     assert 0.0 <= figures["ece"] <= 0.1
 
 
-def test_the_packaged_fit_is_made_from_the_shipped_small_catalogs_and_msc_as_they_are() -> None:
-    """The msc dataset of the fit is the 10-server cuts of shared/benchmarks/small/ and the full catalog:
-    scripts/calibrate.sh reproduces the file from them."""
+def test_the_packaged_fit_is_made_from_the_shipped_small_catalogs_and_msc_as_they_are(tmp_path: Path) -> None:
+    """The msc dataset of the fit is the 10-server cuts of shared/benchmarks/small/, the full catalog and
+    the team's ten-server cuts of msc (``check.py cuts``, seeded): scripts/calibrate.sh reproduces the file
+    from them."""
     from eval.quality.dataset import check_dataset_dir, dataset_folders
     from eval.quality.workspace import catalog_files_hash
+    from tests.support.paths import DATASETS
+    from tests.support.scripts import load_script
 
     if not (SMALL / "msc_k10").is_dir():
         pytest.skip(f"benchmark data not present at {SMALL}")
+    cuts = load_script(DATASETS / "team-requests" / "check.py", "team_requests_check")
+    assert cuts.cuts("msc", tmp_path / "msc", 10, 12, 41, 30, 12, 6) == 0  # scripts/calibrate.sh's
     digest = hashlib.sha256()
-    for folder in [*dataset_folders(SMALL / "msc_k10"), BENCHMARKS / "msc_bench_dev"]:
+    folders = [
+        *dataset_folders(SMALL / "msc_k10"),
+        BENCHMARKS / "msc_bench_dev",
+        *dataset_folders(tmp_path / "msc"),
+    ]
+    for folder in folders:
         paths = check_dataset_dir(folder)
         digest.update(catalog_files_hash(paths).encode())
         digest.update(paths.queries.read_bytes())
@@ -236,7 +249,14 @@ def test_a_calibration_fitted_for_another_embedding_size_is_refused_by_the_resol
 ) -> None:
     calibration = load_calibration().model_copy(update={"reference": [0.1] * 768})
     with pytest.raises(CalibrationError, match="768 dimensions") as info:
-        Resolver(demo_container.backend, demo_container.embedder, calibration, alpha=0.5, field_boosts={})
+        Resolver(
+            demo_container.backend,
+            demo_container.embedder,
+            calibration,
+            alpha=0.5,
+            field_boosts={},
+            capability=capability_judge(),
+        )
     assert "Re-run `tool-selector lab calibrate`" in info.value.hint
 
 

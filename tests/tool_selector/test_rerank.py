@@ -15,6 +15,7 @@ from tool_selector.core.errors import CalibrationError
 from tool_selector.core.models import SearchHit, ToolDocument, with_score
 from tool_selector.resolve.confidence import Tree, TreeEnsemble
 from tool_selector.resolve.evidence import CatalogTerms
+from tool_selector.resolve.judge import capability_judge
 from tool_selector.resolve.rerank.features import RANK_FEATURES, Candidates, rank_features
 from tool_selector.resolve.rerank.model import RankerModel, load_ranker
 from tool_selector.resolve.resolver import Resolver, rerank
@@ -158,7 +159,11 @@ def test_reranked_candidates_lead_and_the_rest_keep_their_order_below_them() -> 
 def test_the_resolver_reorders_only_the_first_candidates_with_the_ranker(demo_container: Container) -> None:
     terms = IndexSnapshot(demo_container).terms
     query = "what will the weather be like tomorrow in Oslo"
-    kwargs = {"alpha": 0.5, "field_boosts": demo_container.settings.field_boosts}
+    kwargs = {
+        "alpha": 0.5,
+        "field_boosts": demo_container.settings.field_boosts,
+        "capability": capability_judge(),
+    }
     parts = (demo_container.backend, demo_container.embedder, demo_container.calibration)
     fused = Resolver(*parts, **kwargs).resolve(query, terms, tools=10)
     leaf = Tree(feature=[-1], threshold=[0.0], left=[0], right=[0], value=[0.0])  # every candidate ties

@@ -11,6 +11,7 @@ from services.resolve.snapshot import IndexSnapshot
 from services.shared.container import Container
 from tool_selector.core.errors import InvalidInputError
 from tool_selector.embedding.embedders import MiniLMEmbedder
+from tool_selector.resolve.judge import capability_judge
 from tool_selector.resolve.resolver import Resolver
 
 
@@ -51,6 +52,7 @@ def test_the_resolver_refuses_unusable_queries_and_says_what_to_do(
         alpha=0.75,
         field_boosts=demo_container.settings.field_boosts,
         max_query_chars=demo_container.settings.max_query_chars,
+        capability=capability_judge(),
     )
     terms = IndexSnapshot(demo_container).terms
     with pytest.raises(InvalidInputError) as info:

@@ -101,7 +101,6 @@ def test_the_next_tool_of_a_time_conversion_is_convert_time_and_the_powers_are_t
             (p.name, p.score) for p in before.resolution.powers
         ]
         assert sorted(resolution.powers[0].tools) == sorted(before.resolution.powers[0].tools)
-    assert (ordered.resolution.confidence, ordered.decision.status) == (
-        before.resolution.confidence,
-        before.decision.status,
-    )
+    # the tier is the same; the confidence reads the capability judge's verdict on the first tool the
+    # order names (convert_time here, get_current_time before), so its value may differ
+    assert ordered.decision.status == before.decision.status

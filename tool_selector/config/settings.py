@@ -257,6 +257,13 @@ class Settings(BaseSettings):
         description="read a misspelled word of a request as the catalog's word one edit away ('tiem' -> "
         "'time'): a word that is neither English nor the catalog's (tool_selector/resolve/spelling.py)",
     )
+    judge: bool = Field(
+        default=True,
+        description="read the capability judge's verdict on the top tool in the confidence (a small "
+        "cross-encoder: can this tool do what the request asks? tool_selector/resolve/judge.py); the "
+        "packaged calibration needs it",
+    )
+    judge_dir: Path | None = Field(default=None, description="None = the packaged capability judge")
     argument_weight: float = Field(
         default=0.1,
         ge=0.0,

@@ -375,8 +375,9 @@ def export_onnx(model_dir: Path, path: Path) -> None:
         raise EmbedderError(f"Exporting the embedding model to ONNX failed: {exc}.") from exc
 
 
-def onnx_runner(path: Path, threads: int) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
-    """An ONNX Runtime session over a BERT-style export (last hidden state out), as a function."""
+def onnx_runner(path: Path, threads: int) -> Callable[..., np.ndarray]:
+    """An ONNX Runtime session over a BERT-style export (last hidden state out), as a function of the
+    token ids, the attention mask and, for a pair of texts, the token types (zeros otherwise)."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
@@ -396,8 +397,12 @@ def onnx_runner(path: Path, threads: int) -> Callable[[np.ndarray, np.ndarray], 
             "all-MiniLM-L6-v2.",
         ) from exc
 
-    def run(ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+    def run(ids: np.ndarray, mask: np.ndarray, types: np.ndarray | None = None) -> np.ndarray:
+        feeds = {
+            "input_ids": ids,
+            "attention_mask": mask,
+            "token_type_ids": np.zeros_like(ids) if types is None else types,
+        }
         return np.asarray(session.run(None, feeds)[0])
 
     return run

@@ -17,6 +17,8 @@ features, by family:
 - capability: how much more the request is like the top power's best tool than like the power's own
   server document (what the server is about): a request for something the server's domain covers but
   none of its tools does matches the server as well as, or better than, any tool;
+- judge: the capability judge's probability that the top power's first tool does what the request asks
+  (``tool_selector/resolve/judge.py``; 0 when no judge runs);
 - arguments: the share of the request's specific arguments (a URL, a path, a time zone...) that the top
   tool's parameters take (``tool_selector/core/arguments.py``), 0 when it has none;
 - size: the query's length, the catalog's servers and tools, capped at 100 servers and 500 tools.
@@ -38,6 +40,7 @@ import numpy as np
 from tool_selector.core.arguments import Argument, fits
 from tool_selector.core.models import PowerCandidate, SearchHit, ToolDocument
 from tool_selector.core.names import server_of
+from tool_selector.resolve.judge import judge_text
 from tool_selector.resolve.wordmatrix import Shards, WordMatrix, collection_held, extended, word_counts
 from tool_selector.search.text import field_text, tokenize
 
@@ -67,6 +70,7 @@ FEATURES: tuple[str, ...] = (
     "action_match",
     "argument_fit",
     "tool_over_server",
+    "capability",
     "query_terms_log",
     "catalog_servers_log",
     "catalog_tools_log",
@@ -200,6 +204,7 @@ class CatalogTerms:
     power_members: Shards[frozenset[str]] = field(default_factory=Shards)  # power -> its tool ids
     power_own_words: Shards[frozenset[str]] = field(default_factory=Shards)  # its server fields' words
     tool_kinds: Shards[frozenset[str]] = field(default_factory=Shards)  # argument kinds its parameters take
+    tool_texts: Shards[str] = field(default_factory=Shards)  # what the capability judge reads of a tool
 
     @classmethod
     def from_documents(cls, documents: Sequence[ToolDocument]) -> CatalogTerms:
@@ -284,7 +289,22 @@ class CatalogTerms:
             power_members=members.done(),
             power_own_words=own_words.done(),
             tool_kinds=self._kinds(documents, gone),
+            tool_texts=self._texts(documents, gone),
         )
+
+    def _texts(self, documents: Sequence[ToolDocument], gone: Iterable[str]) -> Shards[str]:
+        """The tools' judge texts (name, server, approved description), with ``gone`` taken out and
+        ``documents`` put in."""
+        texts = self.tool_texts.edit()
+        for tool_id in gone:
+            texts.pop(tool_id)
+        texts.update(
+            {
+                doc.id: judge_text(doc.name, doc.server, str(doc.fields.get("description") or ""))
+                for doc in documents
+            }
+        )
+        return texts.done()
 
     def _kinds(self, documents: Sequence[ToolDocument], gone: Iterable[str]) -> Shards[frozenset[str]]:
         """The tools' argument kinds, with ``gone`` taken out and ``documents`` put in."""
@@ -347,10 +367,11 @@ def evidence_of(
     reference: np.ndarray | None = None,
     arguments: Sequence[Argument] = (),
     server_hits: Sequence[SearchHit] = (),
+    capability: float = 0.0,
 ) -> dict[str, float]:
     """The confidence features of one resolution (see the module docstring); always every feature.
     ``arguments``: the specific arguments taken out of the request; ``server_hits``: the server
-    documents' hits."""
+    documents' hits; ``capability``: the judge's verdict on the top power's first tool."""
     words = set(tokenize(query))
     out = dict.fromkeys(FEATURES, 0.0)
     out["query_terms_log"] = math.log1p(len(words))
@@ -404,6 +425,7 @@ def evidence_of(
     out["server_name_overlap"] = _share_said(terms.power_name_words.get(top, frozenset()), words)
     out["action_match"] = action_match(terms.tool_actions.get(tool, ()), words)
     out.update(_fit(out["top_power_cosine"], tool, top, terms, arguments, server_hits))
+    out["capability"] = capability
     return out
 
 

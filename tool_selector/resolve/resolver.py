@@ -25,6 +25,7 @@ from tool_selector.core.models import (
 from tool_selector.embedding.embedders import Embedder
 from tool_selector.resolve.confidence import Calibration
 from tool_selector.resolve.evidence import CatalogTerms, evidence_of
+from tool_selector.resolve.judge import CapabilityJudge
 from tool_selector.resolve.rerank.features import Candidates, rank_features
 from tool_selector.resolve.rerank.model import RankerModel
 from tool_selector.resolve.spelling import corrected
@@ -240,7 +241,14 @@ class Resolver:
         argument_weight: float = 0.0,
         tool_order: ToolOrder | None = None,
         spelling: bool = False,
+        capability: CapabilityJudge | None = None,
     ) -> None:
+        if capability is None and "capability" in calibration.features:
+            raise CalibrationError(
+                f"The confidence calibration {calibration.version!r} reads the capability judge, which is "
+                "off.",
+                hint="Set judge to true, or point calibration_file at a calibration fitted without it.",
+            )
         reference = calibration.reference_vector
         if reference.size and reference.shape != (embedder.dim,):
             raise CalibrationError(
@@ -263,6 +271,7 @@ class Resolver:
         self.argument_weight = argument_weight  # what a tool whose parameters take them gains
         self.tool_order = tool_order or ToolOrder()  # the order of each power's tools (toolorder.py)
         self.spelling = spelling  # misspelled words read as the catalog's (spelling.py)
+        self.capability = capability  # can the top tool do what is asked? (judge.py)
 
     def _search(
         self, text: str, vector: np.ndarray, alpha: float, target: Target = "tools"
@@ -365,6 +374,16 @@ class Resolver:
         score = self.tool_order.score
         return order_tools(powers, {t: score(s, argument_weight) for t, s in signals.items()})
 
+    def verdict(self, ranking: Ranking, terms: CatalogTerms) -> float:
+        """The capability judge's probability that the top power's first tool does what the request asks
+        (0 without a judge, a candidate or the tool's text)."""
+        if self.capability is None or not ranking.powers:
+            return 0.0
+        top = ranking.powers[0]
+        tool = top.tools[0] if top.tools else next((h.id for h in ranking.hits if h.server == top.name), None)
+        text = terms.tool_texts.get(tool) if tool is not None else None
+        return self.capability.probability(ranking.text, text) if text else 0.0
+
     def judge(self, ranking: Ranking, terms: CatalogTerms) -> tuple[dict[str, float], float, float]:
         """The evidence of a ranking and the two probabilities read off it (P(top), P(top three))."""
         evidence = evidence_of(
@@ -376,6 +395,7 @@ class Resolver:
             reference=self.calibration.reference_vector,
             arguments=ranking.arguments,
             server_hits=ranking.candidates.server_hits if ranking.candidates is not None else (),
+            capability=self.verdict(ranking, terms),
         )
         evidence = {k: round(v, 4) for k, v in evidence.items()}  # what the fit saw, to the same digits
         if not ranking.hits:

@@ -92,15 +92,17 @@ def lacks_call(power: str, confidence: float) -> str:
 
 
 def weak(power: str, gap: bool) -> str:
-    """The gateway's weak_matches: nothing fits surely; the candidates are in the answer's fields."""
-    closest = (
-        f"'{power}' shares words with it, but none of its tools does what it asks"
-        if gap
-        else f"the closest is '{power}'"
-    )
+    """The gateway's weak_matches: nothing fits surely; the candidates are in the answer's fields. With
+    ``gap`` (the judge says the closest power's tools cannot do it) the request may be clear and simply
+    not doable here, so the agent is not sent to ask a user who already said what they want."""
+    if gap:
+        return (
+            f"Nothing here fits surely; '{power}' shares words with it, but none of its tools does what it "
+            "asks. If the request is clear, tell the user it cannot be done here; else ask what they want."
+        )
     return (
-        f"Nothing here fits surely; {closest}. Ask the user what exactly they want done, then call "
-        "resolve_intent again."
+        f"Nothing here fits surely; the closest is '{power}'. Ask the user what exactly they want done, "
+        "then call resolve_intent again."
     )
 
 
@@ -112,9 +114,15 @@ def choose(confidence: float) -> str:
     )
 
 
-def nothing_fits() -> str:
-    """The gateway's not_found: the powers it can run are in the answer's ``available``."""
-    return "No configured power does this: tell the user it cannot be done here."
+def nothing_fits(need: str | None = None) -> str:
+    """The gateway's not_found: the powers it can run are in the answer's ``available``; ``need``: the
+    request's instruction in its own words (need.py), when it opens with one. Agents also send requests
+    no tool is for (advice, small talk): those they answer themselves."""
+    what = f'can do "{need}"' if need else "does this"
+    return (
+        f"No configured power {what}. If it needs no tool (advice, conversation), answer it yourself; "
+        "else tell the user it cannot be done here."
+    )
 
 
 def not_runnable(names: Sequence[str]) -> str:
@@ -195,9 +203,11 @@ def tier_weak(power: str, gap: bool) -> str:
     )
 
 
-def tier_not_found(total: int, listed: int) -> str:
+def tier_not_found(total: int, listed: int, need: str | None = None) -> str:
+    """``need``: the request's instruction in its own words (need.py), when it opens with one."""
+    what = f'No configured power can do "{need}"' if need else "No configured power does this"
     return (
-        "No configured power does this: tell the user it cannot be done with the tools set up here"
+        f"{what}: tell the user it cannot be done with the tools set up here"
         + (f" ({total} powers; the first {listed} are listed)" if total > listed else " (listed)")
         + ". Call resolve_intent again only if the user meant something else."
     )

@@ -11,7 +11,9 @@ otherwise p3 >= weak_matches (0.2)        weak_matches      some candidate fits 
                                                             top 5, and which part fits (e.g. the words
                                                             meet but no tool does the action asked)
 otherwise                                 not_found         at least 80 % sure nothing configured fits:
-                                                            the available powers
+                                                            the available powers, and the need the request
+                                                            states ("no configured power can book a
+                                                            flight": need.py)
 
 Every message names the candidates and the next call (``activate_power("...")`` or what to ask the user)
 in one or two sentences; multiple_matches says how the first two differ (the tools only one has). A
@@ -31,6 +33,7 @@ from tool_selector.core.hashing import sha256_of
 from tool_selector.core.models import Decision, PowerSummary, Resolution, TierName, ToolSummary
 from tool_selector.core.names import tool_of
 from tool_selector.route import messages
+from tool_selector.route.need import need_of
 from tool_selector.route.steps import step_matches, with_known_parts, with_steps
 
 MAX_AVAILABLE_POWERS = 20
@@ -94,8 +97,12 @@ def _difference(first: PowerInfo, second: PowerInfo) -> str:
 
 def _capability_gap(resolution: Resolution) -> bool:
     """The top power's words meet the request but none of its tools is said to do what it asks: the
-    request's verb and object are not an action of the top tool (capability fit)."""
+    capability judge says its first tool cannot (judge.py), or, without a judge, the request's verb and
+    object are not an action of the top tool."""
     features = resolution.features
+    verdict = features.get("capability", 0.0)
+    if verdict > 0.0:
+        return verdict < 0.5
     return features.get("power_coverage", 0.0) > 0 and features.get("action_match", 0.0) < 0.5
 
 
@@ -158,7 +165,7 @@ def _tiered(resolution: Resolution, powers: Mapping[str, PowerInfo], thresholds:
     return Decision(
         status="not_found",
         available_powers=[_summary(info, None, []) for info in listed],
-        message=messages.tier_not_found(len(powers), len(listed)),
+        message=messages.tier_not_found(len(powers), len(listed), need_of(resolution.query)),
         confidence=resolution.confidence,
         query=resolution.query,
     )

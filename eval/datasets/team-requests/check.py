@@ -6,6 +6,7 @@ writer's labels.
     .venv/bin/python eval/datasets/team-requests/check.py sample FAMILY --n 40 --seed 1 --out SAMPLE.jsonl
     .venv/bin/python eval/datasets/team-requests/check.py compare FAMILY LABELS.jsonl
     .venv/bin/python eval/datasets/team-requests/check.py export FAMILY OUT [--styles agent] [--catalog DIR]
+    .venv/bin/python eval/datasets/team-requests/check.py cuts FAMILY OUT [--servers 10] [--catalogs 12]
 
 Standard library only; it never runs the product. A family is a folder named after the catalog its
 requests were written for (``SOURCES``: read only the catalog's servers.json and tools.json, never a
@@ -28,6 +29,11 @@ near request: its own server cannot do it, another server of the catalog may) un
 requests (default: every people's style; ``agent`` for the agent's), ``--catalog`` pairs the everyday
 family with a catalog folder. ``compare`` reads the second writer's labels (``{"id", "tool"}``,
 ``"none"`` for a near or unserved request) and prints the agreement and every disagreement.
+``cuts`` writes small catalogs of a family (``k<servers>-<n>/`` folders, the layout of the shared
+``small/`` cuts) for fitting and judging the confidence: each holds its servers' people's requests
+(answerable), their near requests (unanswerable, ``origin`` near: another server of so small a cut rarely
+does them) and everyday requests (unanswerable, ``origin`` everyday; each family draws from its own
+slice of the everyday set, so no two families share one).
 """
 
 from __future__ import annotations
@@ -268,6 +274,82 @@ def export(family: str, out: Path, styles: tuple[str, ...], catalog: Path | None
     return 0
 
 
+def everyday_slice(family: str) -> list[dict[str, Any]]:
+    """The everyday requests a family's cuts draw from: every len(SOURCES)-th line from its own offset."""
+    rows = [r for p in sorted((HERE / EVERYDAY).glob("unserved-*.jsonl")) for r in read_rows(p, [])]
+    offset = sorted(SOURCES).index(family)
+    return rows[offset :: len(SOURCES)]
+
+
+def cuts(
+    family: str, out: Path, servers: int, catalogs: int, seed: int, answerable: int, near: int, everyday: int
+) -> int:
+    if family not in SOURCES:
+        print(f"{family} has no catalog: cuts are made of one of {', '.join(sorted(SOURCES))}")
+        return 2
+    source = SOURCES[family]
+    all_servers = json.loads((source / "servers.json").read_text(encoding="utf-8"))
+    all_tools = json.loads((source / "tools.json").read_text(encoding="utf-8"))
+    folder = HERE / family
+    requests = [
+        r for p in sorted(folder.glob("requests-*.jsonl")) for r in read_rows(p, []) if r["style"] in PEOPLE
+    ]
+    nears = [r for p in sorted(folder.glob("near-*.jsonl")) for r in read_rows(p, [])]
+    unserved = everyday_slice(family)
+    rng = random.Random(seed)
+    rng.shuffle(unserved)
+    names = sorted(s["name"] for s in all_servers)
+    rng.shuffle(names)
+    groups = [names[i : i + servers] for i in range(0, len(names), servers)][:catalogs]
+    out.mkdir(parents=True, exist_ok=True)
+    total = 0
+    for n, group in enumerate(groups, start=1):
+        keep = set(group)
+        name = f"k{servers}-{n}"
+        dest = out / name
+        dest.mkdir(parents=True, exist_ok=True)
+        for file, rows in (("servers.json", all_servers), ("tools.json", all_tools)):
+            kept = [r for r in rows if (r.get("server") or r.get("name")) in keep]
+            (dest / file).write_text(json.dumps(kept, ensure_ascii=False, indent=1), encoding="utf-8")
+        mine = [r for r in requests if r["tool"].split("::")[0] in keep]
+        lines = []
+        for r in rng.sample(mine, min(answerable, len(mine))):
+            tool = r["tool"]
+            lines.append(
+                {
+                    "id": f"{name}:{r['id']}",
+                    "query": r["request"],
+                    "gold_servers": [tool.split("::")[0]],
+                    "gold_tools": [tool],
+                    "gold_tool_groups": [[tool]],
+                    "category": r["style"],
+                }
+            )
+        theirs = [r for r in nears if r["server"] in keep]
+        drawn = rng.sample(theirs, min(near, len(theirs))) + [
+            unserved.pop() for _ in range(min(everyday, len(unserved)))
+        ]
+        for r in drawn:
+            origin = "near" if "server" in r else "everyday"
+            lines.append(
+                {
+                    "id": f"{name}:{r['id']}",
+                    "query": r["request"],
+                    "gold_servers": [],
+                    "gold_tools": [],
+                    "gold_tool_groups": [],
+                    "expected_tier": "not_found",
+                    "origin": origin,
+                    "category": origin,
+                }
+            )
+        text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+        (dest / "queries.jsonl").write_text(text, encoding="utf-8")
+        total += len(lines)
+    print(f"{len(groups)} cuts of {family}, {total} requests, written to {out}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--family")
@@ -286,7 +368,27 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--styles", default=",".join(PEOPLE))
     e.add_argument("--catalog", type=Path)
     e.add_argument("--near", action="store_true", help="also the near requests (their server cannot do them)")
+    k = commands.add_parser("cuts")
+    k.add_argument("family")
+    k.add_argument("out", type=Path)
+    k.add_argument("--servers", type=int, default=10)
+    k.add_argument("--catalogs", type=int, default=12)
+    k.add_argument("--seed", type=int, default=41)
+    k.add_argument("--answerable", type=int, default=30, help="people's requests a cut, at most")
+    k.add_argument("--near", type=int, default=12, help="near requests a cut, at most")
+    k.add_argument("--everyday", type=int, default=6, help="everyday requests a cut")
     args = parser.parse_args(argv)
+    if args.command == "cuts":
+        return cuts(
+            args.family,
+            args.out,
+            args.servers,
+            args.catalogs,
+            args.seed,
+            args.answerable,
+            args.near,
+            args.everyday,
+        )
     if args.command == "export":
         return export(args.family, args.out, tuple(args.styles.split(",")), args.catalog, args.near)
     if args.command == "sample":
