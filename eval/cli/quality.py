@@ -68,6 +68,15 @@ def eval_command(
         typer.echo(format_console(result))
 
 
+_Judges = Annotated[
+    list[str] | None,
+    typer.Option(
+        help="NAME=DIR: read dataset NAME's evidence with the capability judge in DIR (one `lab judge` "
+        "trained without its family); repeatable"
+    ),
+]
+
+
 @lab.command()
 def calibrate(
     datasets: Annotated[
@@ -82,13 +91,7 @@ def calibrate(
     version: Annotated[str, typer.Option(help="Version name stored in the file")] = "confidence-v2",
     folds: Annotated[int, typer.Option(min=2, help="Cross-validation folds, grouped by catalog")] = 5,
     jobs: Annotated[int, typer.Option(min=1, help="Worker processes resolving the catalogs' queries")] = 1,
-    judge: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="NAME=DIR: read dataset NAME's evidence with the capability judge in DIR (one `lab judge` "
-            "trained without its family); repeatable"
-        ),
-    ] = None,
+    judge: _Judges = None,
 ) -> None:
     """Fit the confidence (P(top power right), P(a right power in the top three)) on labelled queries
     of many catalogs, some of them unanswerable; report cross-validated and hold-out figures."""
@@ -170,13 +173,7 @@ def calibrate_lodo_command(
         typer.Option(help="The phrasings the heads are fitted on, where a dataset has them (default user)"),
     ] = None,
     reading: Annotated[Reading, typer.Option(help=READING_HELP)] = "arguments",
-    judge: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="NAME=DIR: read dataset NAME's evidence with the capability judge in DIR (one `lab judge` "
-            "trained without its family); repeatable"
-        ),
-    ] = None,
+    judge: _Judges = None,
 ) -> None:
     """Leave-one-dataset-out for the confidence: per dataset, fit both heads on the others and score it
     (right server first, ECE, tiers of answerable, unanswerable and ambiguous requests, tier accuracy,

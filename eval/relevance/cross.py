@@ -101,6 +101,25 @@ def fold_groups(
     return groups
 
 
+def pair_logits(model: Any, head: Any, tokenizer: Any, requests: Sequence[str], texts: Sequence[str]) -> Any:
+    """One logit per (request, text) pair: the encoder over both (token types 0 and 1), mean-pooled over
+    the tokens, through the linear head."""
+    import torch
+
+    encodings = tokenizer.encode_batch(list(zip(requests, texts, strict=True)))
+    width = max(len(e.ids) for e in encodings)
+    ids = torch.zeros((len(encodings), width), dtype=torch.long)
+    types = torch.zeros_like(ids)
+    mask = torch.zeros_like(ids)
+    for row, enc in enumerate(encodings):
+        ids[row, : len(enc.ids)] = torch.tensor(enc.ids)
+        types[row, : len(enc.ids)] = torch.tensor(enc.type_ids)
+        mask[row, : len(enc.ids)] = 1
+    out = model(input_ids=ids, attention_mask=mask, token_type_ids=types)
+    pooled = (out.last_hidden_state * mask[:, :, None]).sum(1) / mask.sum(1, keepdim=True)
+    return head(pooled).squeeze(-1)
+
+
 class CrossEncoder:
     """all-MiniLM-L6-v2 over "request [SEP] tool text", mean-pooled, through a linear head: a logit."""
 
@@ -122,20 +141,7 @@ class CrossEncoder:
         return [*self.model.parameters(), *self.head.parameters()]
 
     def logits(self, requests: Sequence[str], texts: Sequence[str]) -> Any:
-        import torch
-
-        encodings = self.tokenizer.encode_batch(list(zip(requests, texts, strict=True)))
-        width = max(len(e.ids) for e in encodings)
-        ids = torch.zeros((len(encodings), width), dtype=torch.long)
-        types = torch.zeros_like(ids)
-        mask = torch.zeros_like(ids)
-        for row, enc in enumerate(encodings):
-            ids[row, : len(enc.ids)] = torch.tensor(enc.ids)
-            types[row, : len(enc.ids)] = torch.tensor(enc.type_ids)
-            mask[row, : len(enc.ids)] = 1
-        out = self.model(input_ids=ids, attention_mask=mask, token_type_ids=types)
-        pooled = (out.last_hidden_state * mask[:, :, None]).sum(1) / mask.sum(1, keepdim=True)
-        return self.head(pooled).squeeze(-1)
+        return pair_logits(self.model, self.head, self.tokenizer, requests, texts)
 
     def save(self, folder: Path) -> None:
         import torch

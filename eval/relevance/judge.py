@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from eval.relevance import train as trainer
+from eval.relevance.cross import pair_logits
 from eval.relevance.ship import apache_text
 from tool_selector.core.errors import InvalidInputError
 from tool_selector.embedding.embedders import Embedder, export_onnx, quantize_int8
@@ -192,20 +193,7 @@ class JudgeTrainer:
         return [*self.model.parameters(), *self.head.parameters()]
 
     def logits(self, requests: Sequence[str], texts: Sequence[str]) -> Any:
-        import torch
-
-        encodings = self.tokenizer.encode_batch(list(zip(requests, texts, strict=True)))
-        width = max(len(e.ids) for e in encodings)
-        ids = torch.zeros((len(encodings), width), dtype=torch.long)
-        types = torch.zeros_like(ids)
-        mask = torch.zeros_like(ids)
-        for row, enc in enumerate(encodings):
-            ids[row, : len(enc.ids)] = torch.tensor(enc.ids)
-            types[row, : len(enc.ids)] = torch.tensor(enc.type_ids)
-            mask[row, : len(enc.ids)] = 1
-        out = self.model(input_ids=ids, attention_mask=mask, token_type_ids=types)
-        pooled = (out.last_hidden_state * mask[:, :, None]).sum(1) / mask.sum(1, keepdim=True)
-        return self.head(pooled).squeeze(-1)
+        return pair_logits(self.model, self.head, self.tokenizer, requests, texts)
 
 
 def train_judge(
