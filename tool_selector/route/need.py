@@ -62,6 +62,7 @@ _OPENINGS = (
     "you should",
     "we need to",
 )
+_OPENING_WORDS = tuple(o.split() for o in sorted(_OPENINGS, key=len, reverse=True))  # longest first
 _NOT_INSTRUCTIONS = frozenset(
     "what what's whats how how's who who's whom whose when where where's why which is are was were am do "
     "does did can could would will should shall may might must i i'm im my me you your we our us they it "
@@ -81,8 +82,7 @@ def need_of(request: str) -> str | None:
     changed = True
     while changed and words:
         changed = False
-        for opening in sorted(_OPENINGS, key=len, reverse=True):
-            parts = opening.split()
+        for parts in _OPENING_WORDS:
             if words[: len(parts)] == parts:
                 words = words[len(parts) :]
                 changed = True
