@@ -38,9 +38,11 @@ _CLI = Path(sys.executable).parent / "tool-selector"
 
 def _serve_env(settings: Settings, data_dir: Path, servers_file: Path) -> dict[str, str]:
     """The environment a benchmark's ``tool-selector`` processes run with: this one's, less every
-    TOOL_SELECTOR_ setting but the demo root (the demo configuration's commands are under it), plus the
+    TOOL_SELECTOR_ setting but the demo root (the demo configuration's commands are under it) and the
+    gateway's own (``TOOL_SELECTOR_GATEWAY__*``: a gateway setting is measured by setting it), plus the
     data folder, the shared cache (the model export) and the server configuration."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOL_SELECTOR_")}
+    kept = ("TOOL_SELECTOR_GATEWAY__",)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOL_SELECTOR_") or k.startswith(kept)}
     if os.environ.get("TOOL_SELECTOR_DEMO_ROOT"):
         env["TOOL_SELECTOR_DEMO_ROOT"] = os.environ["TOOL_SELECTOR_DEMO_ROOT"]
     return env | {

@@ -10,7 +10,9 @@ gateway's facts.
 
 Compact by design: an answer never carries a schema (the tool line names each parameter and its type; the
 client's ``tools/list`` and ``catalog_query`` have the definitions), a power already active gets a short
-answer, and a tool whose line the session already read is not shown again. Only approved text is shown:
+answer, a tool whose line the session already read is not shown again, nor the best tool's when the next
+call already has every required value, and a weak match the judge says cannot do it lists no
+candidates. Only approved text is shown:
 tool descriptions come from the pinned definitions, a server's description from its approved record, one
 line of each.
 """
@@ -289,7 +291,9 @@ def _activated(decision: Decision, facts: Facts, power: str) -> GatewayAnswer:
     calls += _step_calls(parts, facts.runnable, started=power)
     close = [t for t in ranked[1:TOOLS_SHOWN] if facts.fit.get(t.name, 0.0) >= CLOSE]
     named = ranked[:1] + close  # these join the client's tool list
-    shown = [] if started.already else named  # running: the agent met it, the next call says the rest
+    # running: the agent met it, the next call says the rest; a next call that needs nothing more says all
+    # its line would (the client lists the tool too): its line only when a value is still to fill
+    shown = [] if started.already else (named if filled.missing or best is None else close)
     remembered = decision.match_type == "remembered"
     name = best.name if best else None
     if started.already:  # the short answer: the call to make (its tier says the match is sure)
@@ -326,8 +330,10 @@ def resolve_answer(decision: Decision, facts: Facts) -> GatewayAnswer:
     matches = (decision.matches or [])[:MATCHES_SHOWN]
     shown = [m.power for m in matches] + [s.powers[0] for s in parts if s.powers]
     idle = [p for p in dict.fromkeys(shown) if p not in runnable]
+    gap = False  # the judge says the closest power's tools cannot do it: its candidates would only mislead
     if decision.status == "weak_matches" and matches:
-        message = messages.weak(matches[0].power, decision.message.startswith(f"'{matches[0].power}' shares"))
+        gap = decision.message.startswith(f"'{matches[0].power}' shares")
+        message = messages.weak(matches[0].power, gap)
     else:
         message = messages.choose(max(decision.confidence, facts.top3))
     message += (" " + steps_sentence(parts, decision.status)) if parts else ""
@@ -343,7 +349,9 @@ def resolve_answer(decision: Decision, facts: Facts) -> GatewayAnswer:
         status=decision.status,
         confidence=confidence,
         message=message,
-        matches=[_candidate(m, facts, described=decision.status == "multiple_matches") for m in matches],
+        matches=[_candidate(m, facts, described=decision.status == "multiple_matches") for m in matches]
+        if not gap
+        else None,
         parts=_steps(parts),
         next=calls or [BROWSE],
     )

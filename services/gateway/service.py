@@ -202,13 +202,12 @@ class GatewayService:
         return found
 
     async def _list(self, session: str, power: str, tools: Collection[str]) -> None:
-        """Add ``tools`` of ``power`` to the session's tool list; tell the clients when it grew."""
+        """``tools`` of ``power`` in the session's tool list as its most recently used (at most
+        ``gateway.max_listed``: the least recently used leave it); tell the clients when it changed."""
         view = self.sessions.get(session)
-        new = {(power, t) for t in tools} - view.listed
-        if new:
-            view.listed |= new
-            if self.on_tools_changed is not None:
-                await self.on_tools_changed()
+        changed = view.list_tools([(power, t) for t in tools], self.container.settings.gateway.max_listed)
+        if changed and self.on_tools_changed is not None:
+            await self.on_tools_changed()
 
     # -- resolve_intent ------------------------------------------------------------------------------
 
@@ -318,7 +317,7 @@ class GatewayService:
         view = self.sessions.get(caller.session_id)
         view.seen |= {f"{answer.power}::{line.split('(', 1)[0]}" for line in answer.tools or []}
         if self.powers.get(answer.power) is not None:
-            await self._list(caller.session_id, answer.power, answer.shown)
+            await self._list(caller.session_id, answer.power, answer.shown[::-1])  # the best used last
 
     def _offer(self, caller: Caller, answer: GatewayAnswer) -> dict[str, Any]:
         """The answer as the agent reads it; its next calls recorded as the hints the session was given."""
@@ -433,6 +432,7 @@ class GatewayService:
         power, tool = found
         result = await self.powers.call(power.name, tool.name, dict(arguments or {}))
         await self._called(caller, power.name, tool.name, result, arguments or {})
+        await self._list(caller.session_id, power.name, [tool.name])  # the most recently used now
         return result
 
     # -- catalog_query -------------------------------------------------------------------------------

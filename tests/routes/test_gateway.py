@@ -236,6 +236,24 @@ async def test_at_most_n_powers_run_and_the_least_recently_used_is_stopped_first
     assert notes.count >= 2  # weather in, then weather out and station in
 
 
+async def test_the_tool_list_holds_the_most_recently_used_tools_and_the_rest_stay_callable(
+    fast: GatewaySetup,
+) -> None:
+    """Over a long conversation every tool a session met would stay listed, and every model call pays for
+    the list: at most ``gateway.max_listed`` stay, the least recently used leave, a call brings one back."""
+    notes = Notifications()
+    async with fast_gateway(fast, notes, gateway_max_listed=2) as client:
+        await client.call_tool("activate_power", {"name": "weather"})
+        await client.call_tool("activate_power", {"name": "station"})
+        first = [n for n in tool_names(await client.list_tools()) if "__" in n]
+        echoed = await client.call_tool("weather__echo", {"text": "21.5"})
+        after = [n for n in tool_names(await client.list_tools()) if "__" in n]
+    assert len(first) == 2 and all(n.startswith("station__") for n in first), first
+    assert not echoed.is_error and "21.5" in text(echoed)  # left the list, still callable by its name
+    assert len(after) == 2 and "weather__echo" in after, after
+    assert notes.count >= 3
+
+
 async def test_deactivate_power_stops_it_and_its_tools_leave_the_list(fast: GatewaySetup) -> None:
     notes = Notifications()
     async with fast_gateway(fast, notes) as client:
@@ -298,8 +316,12 @@ async def test_an_agent_resolves_activates_and_gets_the_real_time_from_mcp_serve
         assert top == "time", resolved
         activated = answer(await client.call_tool("activate_power", {"name": "time"}))
         assert activated["status"] == "activated" and "ready" not in activated
-        first = resolved.get("tools") or activated.get("tools") or []
-        assert first[0].startswith("get_current_time(timezone: string)")
+        if resolved["status"] == "activated":  # a complete next call: the call says what its line would
+            step = resolved["next"][0]["arguments"]
+            assert step["tool"] == "get_current_time" and step["arguments"] == {"timezone": "Asia/Tokyo"}
+            assert "tools" not in resolved, resolved
+        else:
+            assert activated["tools"][0].startswith("get_current_time(timezone: string)")
         await notes.wait()
         assert "time__get_current_time" in tool_names(await client.list_tools())
         result = await client.call_tool("time__get_current_time", {"timezone": "Asia/Tokyo"})

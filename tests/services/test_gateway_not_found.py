@@ -52,3 +52,26 @@ def test_a_weak_match_whose_tools_cannot_do_it_does_not_send_the_agent_to_ask_a_
         "If the request is clear, tell the user it cannot be done here; else ask what they want."
         in answer.message
     )
+
+
+def test_a_weak_match_whose_tools_cannot_do_it_lists_no_candidates_and_a_partial_one_does() -> None:
+    """When the judge says the closest power's tools cannot do it, its tools (and the next powers') would
+    only tempt the agent to call one, and every later model call carries them: the answer names the
+    closest power in its message and lists none. A weak match without that verdict keeps its candidates."""
+    from tool_selector.core.models import PowerSummary
+
+    matches = [
+        PowerSummary(power="git", description="git", keywords=[], score=0.4, tools=["git_commit", "git_log"]),
+        PowerSummary(power="fetch", description="fetch", keywords=[], score=0.3, tools=["fetch"]),
+    ]
+    facts = Facts(runnable=["git", "fetch"], may_call=True)
+    gap = Decision(
+        status="weak_matches",
+        message="'git' shares words with the request, but none of its tools is said to do what it asks. ...",
+        confidence=0.31,
+        query="push my branch to the remote",
+        matches=matches,
+    )
+    unsure = gap.model_copy(update={"message": "Nothing fits surely; the closest is 'git'."})
+    assert "matches" not in resolve_answer(gap, facts).as_json()
+    assert [m["power"] for m in resolve_answer(unsure, facts).as_json()["matches"]] == ["git", "fetch"]

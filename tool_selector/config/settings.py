@@ -119,6 +119,13 @@ class GatewaySettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     max_active: int = Field(default=5, ge=1, le=100, description="upstream servers running at once")
+    max_listed: int = Field(
+        default=12,
+        ge=1,
+        le=1000,
+        description="active powers' tools in one session's tools/list; the least recently used leave "
+        "it first (still callable)",
+    )
     idle_timeout_s: float = Field(default=900.0, gt=0, description="an upstream unused this long is stopped")
     start_timeout_s: float = Field(
         default=30.0, gt=0, le=600, description="start + initialize + list tools, per activation"
