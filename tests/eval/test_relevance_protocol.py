@@ -192,3 +192,27 @@ def test_weight_space_ensembling_moves_every_float_weight_towards_the_base_and_r
     with pytest.raises(ValueError, match="not exports of one graph"):
         interpolate_onnx(base, other, tmp_path / "bad.onnx")
     assert not (tmp_path / "bad.onnx").exists()
+
+
+def test_a_shipped_model_carries_only_the_lodo_judgement_of_its_own_recipe(tmp_path: Path) -> None:
+    """The step budget and the extra training folders are part of the recipe: a LODO table of folds
+    trained otherwise judged another model, and the ship refuses it with what to pass."""
+    from eval.relevance.ship import _check_judged
+    from tool_selector.core.errors import InvalidInputError
+
+    def judged(max_steps: int | None, datasets: list[str]) -> dict[str, object]:
+        fold = {"training": {"max_steps": max_steps, "datasets": datasets}}
+        return {"folds": {"toolalpaca": fold, "restbench": fold}}
+
+    file = tmp_path / "lodo.json"
+    team = [tmp_path / "team-msc", tmp_path / "team-demo"]
+    names = ["msc_bench_dev", "extra:team-msc", "extra:team-demo"]
+    _check_judged(judged(120, names), file, team, 120)  # the same recipe
+    _check_judged(judged(None, names[:1]), file, [], None)  # a full epoch, no extras
+    _check_judged(None, None, team, 120)  # no table stored
+    with pytest.raises(InvalidInputError, match="another step budget"):
+        _check_judged(judged(120, names), file, team, None)
+    with pytest.raises(InvalidInputError, match="another step budget"):
+        _check_judged(judged(None, names), file, team, 120)
+    with pytest.raises(InvalidInputError, match="without the extra folders"):
+        _check_judged(judged(120, names[:2]), file, team, 120)
