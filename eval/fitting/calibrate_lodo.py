@@ -46,6 +46,7 @@ from eval.quality.readings import PRODUCT
 from eval.quality.reliability import calibration_error
 from tool_selector.config.settings import Settings, TierThresholds
 from tool_selector.core.errors import InvalidInputError
+from tool_selector.embedding.embedders import model_id_of
 from tool_selector.resolve.evidence import FEATURES
 from tool_selector.route.tiers import tier_of
 
@@ -120,6 +121,8 @@ def _key(
     digest.update(np.round(reference, 6).tobytes())
     digest.update(" ".join(FEATURES).encode())  # evidence of another version of the features is stale
     digest.update(judge_identity(settings))
+    # the relevance model's file: a retrained model keeps its settings name, its evidence is not the same
+    digest.update(model_id_of(settings.embedding_model, settings.embedding_engine).encode())
     return digest.hexdigest()[:16]
 
 
