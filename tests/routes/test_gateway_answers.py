@@ -118,23 +118,23 @@ async def test_activate_power_without_a_request_lists_each_tool_in_a_line_and_gu
     assert activated["next"] == [] and "schema" not in json.dumps(activated)
 
 
-async def test_a_required_value_the_session_always_passed_fills_the_next_call_and_a_varied_one_is_asked_for(
+async def test_a_text_the_session_passed_before_is_never_filled_into_a_later_call(
     weather: GatewaySetup,
 ) -> None:
+    """What one call is about (a text to echo, a message, a file's content) is the request's own: an earlier
+    value filled in would act on the wrong thing. Played as an agent, a delete request was answered with
+    a write of the to-do list passed earlier. Only a parameter that names where the session works carries
+    over (test_fill_carries_over_only_where_the_session_works)."""
     async with inprocess_gateway(weather.settings(), HASHING) as client:
         first = answer(await client.call_tool("resolve_intent", {"query": QUERY}))
         assert first["next"][0]["arguments"]["arguments"] == {} and "Still to fill: text" in first["message"]
         call = {"power": "weather", "tool": "echo", "arguments": {"text": "19.5 C"}}
         await client.call_tool("call_tool", call)
         await client.call_tool("weather__echo", {"text": "19.5 C"})
-        same = answer(await client.call_tool("resolve_intent", {"query": QUERY}))
-        await client.call_tool("weather__echo", {"text": "21.0 C"})
-        varied = answer(await client.call_tool("resolve_intent", {"query": QUERY}))
-    assert same["next"][0]["arguments"]["arguments"] == {"text": "19.5 C"}  # always passed the same
-    assert "Still to fill" not in same["message"]
-    assert varied["next"][0]["arguments"]["arguments"] == {}  # two values: not the gateway's guess
+        again = answer(await client.call_tool("resolve_intent", {"query": QUERY}))
+    assert again["next"][0]["arguments"]["arguments"] == {}  # not the earlier text
     still = "Still to fill: text (from the conversation, else ask the user; never invent)."
-    assert still in varied["message"]
+    assert still in again["message"]
 
 
 async def test_activate_power_on_a_running_power_answers_with_the_call_alone(weather: GatewaySetup) -> None:
@@ -146,3 +146,30 @@ async def test_activate_power_on_a_running_power_answers_with_the_call_alone(wea
     assert running["message"] == "'weather' is already running: call echo." and "tools" not in running
     assert running["next"][0]["arguments"]["tool"] == "echo"
     assert count_tokens(text(again)) <= 100
+
+
+def test_fill_carries_over_only_where_the_session_works() -> None:
+    """A repository's path the session always passed fills a later git call; a time zone, a file's path or
+    content it passed before never does ("what time is it in Sydny" after a Tokyo call stays to fill)."""
+    from mcp import types as mcp_types
+
+    from services.gateway.service import filler
+
+    def tool(*required: str) -> mcp_types.Tool:
+        properties = {r: {"type": "string"} for r in required}
+        return mcp_types.Tool(
+            name="t", input_schema={"type": "object", "properties": properties, "required": list(required)}
+        )
+
+    earlier = {
+        "git": {"repo_path": "/home/ana/shop"},
+        "time": {"timezone": "Asia/Tokyo"},
+        "filesystem": {"path": "/tmp/notes/todo.txt", "content": "- buy milk"},
+    }
+    git = filler("show me the log", earlier=earlier)("git", tool("repo_path"))
+    time = filler("what time is it in Sydny", earlier=earlier)("time", tool("timezone"))
+    files = filler("delete old-draft.txt", earlier=earlier)("filesystem", tool("path", "content"))
+    assert git.arguments == {"repo_path": "/home/ana/shop"} and git.missing == []
+    assert time.arguments == {} and time.missing == ["timezone"]
+    assert "content" not in files.arguments and "content" in files.missing
+    assert files.arguments.get("path") != "/tmp/notes/todo.txt"
