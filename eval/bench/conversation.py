@@ -4,13 +4,17 @@ A scripted agent works through a dataset's requests in order, in one gateway ses
 servers of a configuration (by default the 7 demo servers, in a fresh sandbox under /tmp/tsdemo). For each
 request it does what an agent does:
 
-- a tool of the gold slot is already in its tool list: it calls that tool directly;
+- a tool of the gold slot is already in its tool list: it calls that tool directly (``direct``); one it
+  called before in the conversation that has left the list (``gateway.max_listed``): it calls it through
+  ``call_tool`` (``recalled``), as a helper playing the agent did: it knows the tool's name and arguments
+  from its history;
 - otherwise it calls ``resolve_intent`` (the agent's phrasing as ``query`` and, with ``--phrasing both``,
   the person's words as ``request``) and acts on the answer: ``activated`` -> the call the answer's next
   step names (the gold tool when that step names another); ``multiple_matches`` -> ``activate_power`` of
   the gold power when the answer shows it, then the call; ``weak_matches`` / ``not_found`` -> it tells the
   user. Its arguments are the next step's, completed with the dataset's gold arguments (what the user
-  would answer when asked).
+  would answer when asked); a call it makes without asking adds, for a required parameter the request
+  does not give, the value it passed that power's parameter before (the project's path).
 
 Every model call carries what the agent must hold at that moment: the tool list (as the client lists it
 now: the gateway's tools and the tools activation added) and every gateway answer read so far in the
@@ -221,6 +225,8 @@ class Agent:
         self.tools: list[types.Tool] = []
         self.history = 0  # gateway answers read so far in the conversation (tokens)
         self.active: set[str] = set()  # the powers its answers said were activated (less those evicted)
+        self.called: set[tuple[str, str]] = set()  # (power, tool) it called without an error
+        self.passed: dict[str, dict[str, Any]] = {}  # power -> parameter -> the value it last passed
 
     async def refresh(self) -> None:
         self.tools = list((await self.client.list_tools()).tools)
@@ -261,13 +267,28 @@ class Agent:
             )
         turn.called = f"{power}::{tool}"
         turn.call_error = bool(result.is_error)
+        if not result.is_error:
+            self.called.add((power, tool))
+            self.passed.setdefault(power, {}).update(arguments)
         await self.refresh()
 
-    def direct_hit(self, request: Request) -> tuple[str, str] | None:
-        for gold in request.gold_slot:
-            power, _, tool = gold.partition("::")
+    def own_arguments(self, power: str, tool: str, gold: dict[str, Any]) -> dict[str, Any]:
+        """A call it makes without asking: the request's values, and for a required parameter the request
+        does not give, the value it passed that power's parameter before (the project's path)."""
+        schema = self.schemas.get(f"{power}::{tool}") or {}
+        required = [r for r in schema.get("required") or [] if isinstance(r, str)]
+        earlier = self.passed.get(power, {})
+        return {**{r: earlier[r] for r in required if r in earlier and r not in gold}, **gold}
+
+    def direct_hit(self, request: Request) -> tuple[str, str, str] | None:
+        """A tool of the gold slot it can call without asking: listed, else one it called before."""
+        slot = [g.partition("::")[::2] for g in request.gold_slot]
+        for power, tool in slot:
             if namespaced(power, tool) in self.listed():
-                return power, tool
+                return power, tool, "direct"
+        for power, tool in slot:
+            if (power, tool) in self.called:
+                return power, tool, "recalled"
         return None
 
     def resolve_arguments(self, request: Request) -> dict[str, Any]:
@@ -296,8 +317,11 @@ class Agent:
         turn = Turn(request.id)
         hit = self.direct_hit(request)
         if hit is not None:
+            turn.status = hit[2]
             self.think(turn)
-            await self.call(turn, hit[0], hit[1], dict(request.gold_arguments))
+            await self.call(
+                turn, hit[0], hit[1], self.own_arguments(hit[0], hit[1], dict(request.gold_arguments))
+            )
             self.think(turn)  # the reply
             return turn
         self.think(turn)
