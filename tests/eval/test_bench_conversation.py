@@ -205,3 +205,24 @@ def test_the_report_leaves_a_share_with_nothing_to_judge_empty(status: str) -> N
     assert report["next_step"]["right_tool"] is None
     assert report["next_step"]["required_filled"] is None
     assert report["served"] == 0.0
+
+
+def test_a_tool_called_before_that_left_the_list_is_recalled_with_the_values_passed_before() -> None:
+    """As the helper playing the agent did: a tool it called without an error earlier in the conversation,
+    no longer listed (gateway.max_listed), is called again through call_tool, not asked for; and a call it
+    makes without asking carries the required value it passed that power before (the project's path)."""
+    from mcp import types
+
+    agent = Agent(_NoClient(), "user", SCHEMAS)  # type: ignore[arg-type]
+    listed = types.Tool(name="git__git_status", input_schema={"type": "object"})
+    agent.tools = [listed]
+    agent.called = {("git", "git_log")}
+    agent.passed = {"git": {"repo_path": "/tmp/tsdemo/project", "max_count": 3}}
+    assert agent.direct_hit(_request(["git::git_status"])) == ("git", "git_status", "direct")
+    assert agent.direct_hit(_request(["git::git_log"])) == ("git", "git_log", "recalled")
+    assert agent.direct_hit(_request(["time::get_current_time"])) is None  # never called: resolve_intent
+    assert agent.own_arguments("git", "git_log", {"max_count": 5}) == {
+        "repo_path": "/tmp/tsdemo/project",
+        "max_count": 5,
+    }
+    assert agent.own_arguments("time", "get_current_time", {}) == {}
