@@ -327,12 +327,12 @@ def resolve_answer(decision: Decision, facts: Facts) -> GatewayAnswer:
             message=messages.nothing_fits(need_of(decision.query)),
             available=names,
         )
-    matches = (decision.matches or [])[:MATCHES_SHOWN]
+    matches, status = (decision.matches or [])[:MATCHES_SHOWN], decision.status
     shown = [m.power for m in matches] + [s.powers[0] for s in parts if s.powers]
     idle = [p for p in dict.fromkeys(shown) if p not in runnable]
-    gap = False  # the judge says the closest power's tools cannot do it: its candidates would only mislead
-    if decision.status == "weak_matches" and matches:
-        gap = decision.message.startswith(f"'{matches[0].power}' shares")
+    weak = decision.status == "weak_matches" and bool(matches)
+    gap = weak and decision.message.startswith(f"'{matches[0].power}' shares")  # judged: none of its tools
+    if weak:
         message = messages.weak(matches[0].power, gap)
     else:
         message = messages.choose(max(decision.confidence, facts.top3))
@@ -349,9 +349,7 @@ def resolve_answer(decision: Decision, facts: Facts) -> GatewayAnswer:
         status=decision.status,
         confidence=confidence,
         message=message,
-        matches=[_candidate(m, facts, described=decision.status == "multiple_matches") for m in matches]
-        if not gap
-        else None,
+        matches=None if gap else [_candidate(m, facts, described=status != "weak_matches") for m in matches],
         parts=_steps(parts),
         next=calls or [BROWSE],
     )

@@ -52,6 +52,7 @@ from tool_selector.core.models import Decision, GatewaySessionStats, PowerSummar
 from tool_selector.core.names import MAX_NAME_CHARS, server_of, shown_name, tool_of
 from tool_selector.route import messages
 from tool_selector.route.arguments import fill_arguments
+from tool_selector.route.arguments.carry import carried
 from tool_selector.route.tiers import PowerInfo
 from tool_selector.trust.limits import cut
 from tool_selector.trust.shown import server_instructions
@@ -493,29 +494,12 @@ def _text(value: Any, field: str, example: str) -> str:
     return value.strip()
 
 
-# a parameter that names where the session works (a repository, a project, a database), not what one call
-# is about: only such a value carries over from the session's earlier calls. A file's path, a message, a
-# time zone, a text to write are the request's own; an earlier one filled in would act on the wrong thing
-# (played as an agent: "what time is it in Sydny" was sent to Asia/Tokyo, a delete became a write of an
-# earlier to-do list).
-_PLACE = re.compile(
-    r"(^|_)(repo|repository|root|workspace|project|owner|org|organization|database|db|bucket|account|cwd)"
-    r"(_|$)|(^|_)(working|base|project|repo|root)_(dir|directory|folder|path)$"
-)
-
-
-def names_a_place(parameter: str) -> bool:
-    """Whether ``parameter`` names where the session works (``repo_path``, ``projectId``, ``database``)."""
-    snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", parameter).lower().replace("-", "_")
-    return bool(_PLACE.search(snake))
-
-
 def filler(
     *texts: str, earlier: Mapping[str, Mapping[str, Any]] | None = None
 ) -> Callable[[str, types.Tool], Filled]:
     """The arguments ``texts`` give for a tool's parameters (the user's words first, then the agent's query:
     a value the first gives wins), then for a required one none of them gives and that names where the
-    session works (``names_a_place``: a repository's path), the value the session always passed that
+    session works (arguments/carry.py: a repository's path), the value the session always passed that
     parameter of the same power (``earlier``); and the required ones still without a value. Relative
     dates are read against this machine's clock."""
 
@@ -527,8 +511,7 @@ def filler(
             arguments |= {k: v for k, v in found.arguments.items() if k not in arguments}
         required = [r for r in schema.get("required") or [] if isinstance(r, str)]
         passed = (earlier or {}).get(power, {})
-        reused = [r for r in required if r not in arguments and r in passed and names_a_place(r)]
-        arguments |= {r: passed[r] for r in reused}
+        arguments |= carried(required, arguments, passed)
         return Filled(arguments=arguments, missing=[r for r in required if r not in arguments])
 
     return fill

@@ -27,9 +27,7 @@ VARIED = object()  # the session passed this parameter different values: none is
 @dataclass
 class SessionView:
     seen: set[str] = field(default_factory=set)  # "power::tool" whose line the session read
-    listed: dict[tuple[str, str], None] = field(
-        default_factory=dict
-    )  # (power, tool) in its tools/list, oldest use first
+    listed: dict[tuple[str, str], None] = field(default_factory=dict)  # in its tools/list, oldest use first
     steering: set[str] = field(default_factory=set)  # powers whose steering it read
     words: str = ""  # its last request, as the arguments are read from it
     named: dict[str, list[str]] = field(default_factory=dict)  # power -> tools its last request named
@@ -39,15 +37,11 @@ class SessionView:
 
     def list_tools(self, tools: Collection[tuple[str, str]], limit: int) -> bool:
         """``tools`` (power, tool) listed as the most recently used; past ``limit`` the least recently used
-        leave the list (their powers still run them: a call by name or call_tool reaches them). Whether the
-        list changed."""
-        before = list(self.listed)
-        for key in tools:
-            self.listed.pop(key, None)
-            self.listed[key] = None
-        while len(self.listed) > limit:
-            del self.listed[next(iter(self.listed))]
-        return set(before) != set(self.listed)
+        leave (still callable while their power runs). Whether the list changed."""
+        before = set(self.listed)
+        self.listed = {k: None for k in [*(k for k in self.listed if k not in tools), *tools]}
+        self.listed = dict(list(self.listed.items())[-limit:])
+        return before != set(self.listed)
 
     def passed(self, power: str, arguments: Mapping[str, Any]) -> None:
         """A successful call's arguments: each plain value (text, number, boolean) is kept for its power
