@@ -10,11 +10,9 @@ gateway's facts.
 
 Compact by design: an answer never carries a schema (the tool line names each parameter and its type; the
 client's ``tools/list`` and ``catalog_query`` have the definitions), a power already active gets a short
-answer, a tool whose line the session already read is not shown again, nor the best tool's when the next
-call already has every required value, and a weak match the judge says cannot do it lists no
-candidates. Only approved text is shown:
-tool descriptions come from the pinned definitions, a server's description from its approved record, one
-line of each.
+answer, a tool whose line the session read (or whose complete call ``next`` gives) is not shown. Only
+approved text is shown: tool descriptions come from the pinned definitions, a server's description from
+its approved record, one line of each.
 """
 
 from __future__ import annotations
@@ -291,8 +289,7 @@ def _activated(decision: Decision, facts: Facts, power: str) -> GatewayAnswer:
     calls += _step_calls(parts, facts.runnable, started=power)
     close = [t for t in ranked[1:TOOLS_SHOWN] if facts.fit.get(t.name, 0.0) >= CLOSE]
     named = ranked[:1] + close  # these join the client's tool list
-    # running: the agent met it, the next call says the rest; a next call that needs nothing more says all
-    # its line would (the client lists the tool too): its line only when a value is still to fill
+    # running: the agent met it; a complete next call says what its line would: the line only when to fill
     shown = [] if started.already else (named if filled.missing or best is None else close)
     remembered = decision.match_type == "remembered"
     name = best.name if best else None

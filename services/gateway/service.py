@@ -50,6 +50,7 @@ from tool_selector.config.servers import ServerConfig, load_servers
 from tool_selector.core.errors import InvalidInputError, NotFoundError
 from tool_selector.core.models import Decision, GatewaySessionStats, PowerSummary, Resolution
 from tool_selector.core.names import MAX_NAME_CHARS, server_of, shown_name, tool_of
+from tool_selector.resolve.spelling import corrected
 from tool_selector.route import messages
 from tool_selector.route.arguments import fill_arguments
 from tool_selector.route.arguments.carry import carried
@@ -262,7 +263,7 @@ class GatewayService:
             started,
             error,
             set(view.seen),
-            filler(words, query, earlier=view.earlier()),
+            filler(words, query, self._respelled(words), earlier=view.earlier()),
             _blurbs(runnable),
             fit=_fit(resolution, power),
             top3=max(resolution.top3_confidence, resolution.confidence),
@@ -275,6 +276,10 @@ class GatewayService:
             view.named[power] = [t.name for t in decision.tools or []]
         await self._read(caller, answer)
         return self._offer(caller, answer)
+
+    def _respelled(self, words: str) -> str:  # as the resolver reads them: "tiem" -> "time" tells a kind
+        frequency = self.read_path.snapshot().terms.document_frequency
+        return corrected(words, frequency) if self.container.settings.spelling else ""
 
     def _alternatives(
         self, resolution: Resolution, power: str | None, runnable: Collection[str]
@@ -497,11 +502,9 @@ def _text(value: Any, field: str, example: str) -> str:
 def filler(
     *texts: str, earlier: Mapping[str, Mapping[str, Any]] | None = None
 ) -> Callable[[str, types.Tool], Filled]:
-    """The arguments ``texts`` give for a tool's parameters (the user's words first, then the agent's query:
-    a value the first gives wins), then for a required one none of them gives and that names where the
-    session works (arguments/carry.py: a repository's path), the value the session always passed that
-    parameter of the same power (``earlier``); and the required ones still without a value. Relative
-    dates are read against this machine's clock."""
+    """The arguments ``texts`` give (a value an earlier text gives wins), then what the session always
+    passed a required parameter naming where it works (``earlier``, arguments/carry.py); and the required
+    ones still without a value. Relative dates are read against this machine's clock."""
 
     def fill(power: str, tool: types.Tool) -> Filled:
         schema, now = dict(tool.input_schema), datetime.now().astimezone()

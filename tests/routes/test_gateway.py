@@ -332,6 +332,22 @@ async def test_an_agent_resolves_activates_and_gets_the_real_time_from_mcp_serve
         assert abs(shown.astimezone(UTC) - datetime.now(UTC)) < timedelta(minutes=2)
 
 
+async def test_a_misspelled_word_that_tells_a_values_kind_is_read_as_the_resolver_reads_it(
+    gateway_setup: GatewaySetup, embedder: MiniLMEmbedder
+) -> None:
+    """Played as an agent: "Whats the tiem in Sydney now?" found the time server, but the next call left
+    the time zone to fill: the filler read "tiem" as written and did not see a request about time."""
+    async with real_gateway(gateway_setup, embedder) as client:
+        resolved = answer(
+            await client.call_tool(
+                "resolve_intent",
+                {"query": "current time in a city", "request": "Whats the tiem in Sydney now?"},
+            )
+        )
+    assert resolved["status"] == "activated" and resolved["power"] == "time", resolved
+    assert resolved["next"][0]["arguments"]["arguments"] == {"timezone": "Australia/Sydney"}, resolved
+
+
 async def test_an_upstreams_own_error_reaches_the_agent_with_what_to_do_next(
     gateway_setup: GatewaySetup, embedder: MiniLMEmbedder
 ) -> None:
