@@ -87,8 +87,8 @@ class GatewayServer(Server[GatewayService]):
 def _caller(ctx: ServerRequestContext[GatewayService], transport: str, process_key: str) -> Caller:
     """Who calls: over stdio the local user (one session per process); over HTTP the MCP session (bound
     to its key by routes/gateway_auth.py) and the key, whose id names its memory of confirmed choices. A
-    stateless HTTP request has no session: its key's requests share one (``http-stateless``), which is
-    the key's own, never another key's."""
+    stateless HTTP request has no session: its key's requests share one (``http-stateless-<key id>``),
+    which is the key's own, never another key's."""
     params = ctx.session.client_params
     client = params.client_info.name if params is not None else ""
     if transport == "stdio":
@@ -99,7 +99,7 @@ def _caller(ctx: ServerRequestContext[GatewayService], transport: str, process_k
     principal = principal_of(getattr(request, "scope", {}))
     key_id = principal.key_id if principal is not None else None
     return Caller(
-        f"http-{session_id or 'stateless'}",
+        f"http-{session_id}" if session_id else f"http-stateless-{key_id or 'no-key'}",
         "http",
         client,
         _scopes(ctx, transport),

@@ -177,6 +177,26 @@ async def test_an_editor_key_starts_and_calls_tools_and_a_viewer_is_not_shown_th
             assert "weather__echo" not in tool_names(await client.list_tools())
 
 
+async def test_two_keys_stateless_requests_never_share_what_a_session_holds(setup: GatewaySetup) -> None:
+    """A 2026-protocol client sends no session id: its key's requests share one view of the gateway (the
+    words of its last request, the tools in its list, the values it passed), and that view is the key's
+    own. Found in review: every key's stateless requests shared one, so key B's activate_power was
+    filled with key A's words and B was listed A's tools."""
+    keys = Keys(setup)
+    a, b = keys.make("a", "editor"), keys.make("b", "editor")
+    with gateway(setup) as url:
+        async with http_client(url, a) as client:
+            words = "echo 'the merger closes on Friday'"
+            resolved = answer(await client.call_tool("resolve_intent", {"query": QUERY, "request": words}))
+            assert resolved["status"] == "activated", resolved
+            assert "weather__echo" in tool_names(await client.list_tools())
+        async with http_client(url, b) as client:
+            listed = tool_names(await client.list_tools())
+            started = answer(await client.call_tool("activate_power", {"name": "weather"}))
+    assert not any(n.startswith("weather__") for n in listed), listed
+    assert "merger" not in str(started), started
+
+
 async def test_a_session_answers_only_the_key_that_opened_it(setup: GatewaySetup) -> None:
     keys = Keys(setup)
     owner, other = keys.make("owner", "editor"), keys.make("other", "editor")
