@@ -60,11 +60,14 @@ class _Notifier:
     def remember(self, key: str, session: ServerSession) -> None:
         self.sessions[key] = session
 
-    async def tools_changed(self) -> None:
+    async def tools_changed(self, session: str | None = None) -> None:
+        """A power started or stopped (``session`` None): every client; one session's own list changed:
+        that session (a stateless client learns it through the subscription bus)."""
         await self.bus.publish(ToolsListChanged())
-        for key, session in list(self.sessions.items()):
+        keys = list(self.sessions) if session is None else [k for k in self.sessions if k == session]
+        for key in keys:
             try:
-                await session.send_tool_list_changed()
+                await self.sessions[key].send_tool_list_changed()
                 self.sent += 1
             except Exception:  # the connection has gone; forget it
                 logger.debug("could not notify %s; dropping it", key, exc_info=True)

@@ -52,6 +52,7 @@ from eval.bench.gateway import _serve_env
 from services.gateway.service import namespaced
 from tool_selector.config.settings import Settings
 from tool_selector.core.tokens import TOKENIZER_NAME, count_tokens
+from tool_selector.route.arguments.carry import carried
 
 _CLI = Path(sys.executable).parent / "tool-selector"
 SANDBOX = Path("/tmp/tsdemo")
@@ -274,11 +275,13 @@ class Agent:
 
     def own_arguments(self, power: str, tool: str, gold: dict[str, Any]) -> dict[str, Any]:
         """A call it makes without asking: the request's values, and for a required parameter the request
-        does not give, the value it passed that power's parameter before (the project's path)."""
+        does not give that names where it works (carry.py), the value it passed that power before."""
         schema = self.schemas.get(f"{power}::{tool}") or {}
         required = [r for r in schema.get("required") or [] if isinstance(r, str)]
-        earlier = self.passed.get(power, {})
-        return {**{r: earlier[r] for r in required if r in earlier and r not in gold}, **gold}
+        return {
+            **carried(required, gold, self.passed.get(power, {})),
+            **gold,
+        }  # where it works, as the gateway
 
     def direct_hit(self, request: Request) -> tuple[str, str, str] | None:
         """A tool of the gold slot it can call without asking: listed, else one it called before."""

@@ -107,11 +107,15 @@ def _check_judged(
             hint="Pass the --max-steps the LODO run used, or run `tool-selector lab lodo` with this one.",
         )
     wanted = {f"extra:{p.name}" for p in extras}
-    missing = [n for n, f in folds.items() if not wanted <= set(f["training"].get("datasets") or [])]
-    if missing:
+
+    def extras_of(fold: dict[str, Any]) -> set[str]:
+        return {d for d in fold["training"].get("datasets") or [] if d.startswith("extra:")}
+
+    other_extras = [n for n, f in folds.items() if extras_of(f) != wanted]
+    if other_extras:
         raise InvalidInputError(
-            f"The LODO results {lodo_file} hold folds trained without the extra folders "
-            f"{', '.join(sorted(wanted))}: {', '.join(missing)}.",
+            f"The LODO results {lodo_file} hold folds trained with other extra folders than this model's "
+            f"({', '.join(sorted(wanted)) or 'none'}): {', '.join(other_extras)}.",
             hint="Pass the --extra folders the LODO run used (the same folder names).",
         )
 

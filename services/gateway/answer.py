@@ -334,7 +334,7 @@ def resolve_answer(decision: Decision, facts: Facts) -> GatewayAnswer:
     else:
         message = messages.choose(max(decision.confidence, facts.top3))
     message += (" " + steps_sentence(parts, decision.status)) if parts else ""
-    message += messages.not_runnable(idle) if idle else ""
+    message += messages.not_runnable(idle) if idle and not gap else ""  # none shown: none named
     calls: list[NextCall] = []
     if decision.status == "multiple_matches":
         calls = _step_calls(parts, runnable, started=None)

@@ -52,8 +52,7 @@ from tool_selector.core.models import Decision, GatewaySessionStats, PowerSummar
 from tool_selector.core.names import MAX_NAME_CHARS, server_of, shown_name, tool_of
 from tool_selector.resolve.spelling import corrected
 from tool_selector.route import messages
-from tool_selector.route.arguments import fill_arguments
-from tool_selector.route.arguments.carry import carried
+from tool_selector.route.arguments.carry import next_arguments
 from tool_selector.route.tiers import PowerInfo
 from tool_selector.trust.limits import cut
 from tool_selector.trust.shown import server_instructions
@@ -98,7 +97,7 @@ class Caller:
     principal: str | None = LOCAL
 
 
-ChangeListener = Callable[[], Awaitable[None]]
+ChangeListener = Callable[..., Awaitable[None]]  # (session=None: every client; else only that session's)
 
 
 class GatewayService:
@@ -207,9 +206,12 @@ class GatewayService:
         """``tools`` of ``power`` in the session's tool list as its most recently used (at most
         ``gateway.max_listed``: the least recently used leave it); tell the clients when it changed."""
         view = self.sessions.get(session)
-        changed = view.list_tools([(power, t) for t in tools], self.container.settings.gateway.max_listed)
+        active = {p.name for p in self.powers.active()}  # a stopped power's tools hold no place in the list
+        changed = view.list_tools(
+            [(power, t) for t in tools], self.container.settings.gateway.max_listed, active
+        )
         if changed and self.on_tools_changed is not None:
-            await self.on_tools_changed()
+            await self.on_tools_changed(session=session)  # only this session's list changed
 
     # -- resolve_intent ------------------------------------------------------------------------------
 
@@ -247,6 +249,7 @@ class GatewayService:
         resolution, decision = await anyio.to_thread.run_sync(
             self._decide, caller, query, None if request is None else words, limiter=self._resolving
         )
+        respelled = await anyio.to_thread.run_sync(self._respelled, words, limiter=self._resolving)
         view = self.sessions.get(caller.session_id)
         runnable = self.powers.configured()
         started: Started | None = None
@@ -263,7 +266,7 @@ class GatewayService:
             started,
             error,
             set(view.seen),
-            filler(words, query, self._respelled(words), earlier=view.earlier()),
+            filler(words, query, respelled=respelled, earlier=view.earlier()),
             _blurbs(runnable),
             fit=_fit(resolution, power),
             top3=max(resolution.top3_confidence, resolution.confidence),
@@ -500,22 +503,17 @@ def _text(value: Any, field: str, example: str) -> str:
 
 
 def filler(
-    *texts: str, earlier: Mapping[str, Mapping[str, Any]] | None = None
+    *texts: str, respelled: str = "", earlier: Mapping[str, Mapping[str, Any]] | None = None
 ) -> Callable[[str, types.Tool], Filled]:
-    """The arguments ``texts`` give (a value an earlier text gives wins), then what the session always
-    passed a required parameter naming where it works (``earlier``, arguments/carry.py); and the required
-    ones still without a value. Relative dates are read against this machine's clock."""
+    """The next call's arguments (tool_selector/route/arguments/carry.py ``next_arguments``) for a power's
+    tool: ``texts`` the user's words first, ``earlier`` what the session always passed each power."""
 
     def fill(power: str, tool: types.Tool) -> Filled:
-        schema, now = dict(tool.input_schema), datetime.now().astimezone()
-        arguments: dict[str, Any] = {}
-        for text in dict.fromkeys(t for t in texts if t):
-            found = fill_arguments(text, schema, now=now)
-            arguments |= {k: v for k, v in found.arguments.items() if k not in arguments}
-        required = [r for r in schema.get("required") or [] if isinstance(r, str)]
-        passed = (earlier or {}).get(power, {})
-        arguments |= carried(required, arguments, passed)
-        return Filled(arguments=arguments, missing=[r for r in required if r not in arguments])
+        now, passed = datetime.now().astimezone(), (earlier or {}).get(power, {})
+        found, missing = next_arguments(
+            dict(tool.input_schema), texts, respelled=respelled, passed=passed, now=now
+        )
+        return Filled(arguments=found, missing=missing)
 
     return fill
 

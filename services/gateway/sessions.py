@@ -35,11 +35,13 @@ class SessionView:
         default_factory=dict
     )  # power -> parameter -> value (or VARIED)
 
-    def list_tools(self, tools: Collection[tuple[str, str]], limit: int) -> bool:
+    def list_tools(self, tools: Collection[tuple[str, str]], limit: int, active: Collection[str]) -> bool:
         """``tools`` (power, tool) listed as the most recently used; past ``limit`` the least recently used
-        leave (still callable while their power runs). Whether the list changed."""
+        leave (still callable while their power runs); tools of a power not ``active`` leave. Whether the
+        list changed."""
         before = set(self.listed)
-        self.listed = {k: None for k in [*(k for k in self.listed if k not in tools), *tools]}
+        kept = (k for k in self.listed if k not in tools and k[0] in active)
+        self.listed = {k: None for k in [*kept, *tools]}
         self.listed = dict(list(self.listed.items())[-limit:])
         return before != set(self.listed)
 

@@ -214,5 +214,7 @@ def test_a_shipped_model_carries_only_the_lodo_judgement_of_its_own_recipe(tmp_p
         _check_judged(judged(120, names), file, team, None)
     with pytest.raises(InvalidInputError, match="another step budget"):
         _check_judged(judged(None, names), file, team, 120)
-    with pytest.raises(InvalidInputError, match="without the extra folders"):
-        _check_judged(judged(120, names[:2]), file, team, 120)
+    with pytest.raises(InvalidInputError, match="other extra folders"):
+        _check_judged(judged(120, names[:2]), file, team, 120)  # a fold without one of them
+    with pytest.raises(InvalidInputError, match="other extra folders"):
+        _check_judged(judged(120, names), file, [], 120)  # judged with extras, shipped without
