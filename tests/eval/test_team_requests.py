@@ -76,6 +76,28 @@ def test_the_export_is_a_dataset_folder_with_near_requests_unanswerable(
     assert near and all(q.expected_tier == "not_found" for q in near)
 
 
+def test_a_capped_export_gives_every_tool_its_first_request_before_any_its_second(
+    check: ModuleType, tmp_path: Path
+) -> None:
+    people = ("people", "chat", "terse", "args", "typo", "everyday")
+    assert check.export("demo", tmp_path / "all", people, None) == 0
+    every = [q for q in load_queries(check_dataset_dir(tmp_path / "all").queries) if q.answerable]
+    tools = {q.gold_tools[0] for q in every}
+    assert len(every) > 2 * len(tools)  # the shipped set has several requests a tool
+
+    assert check.export("demo", tmp_path / "one", people, None, per_tool=1) == 0
+    one = [q for q in load_queries(check_dataset_dir(tmp_path / "one").queries) if q.answerable]
+    assert sorted(q.gold_tools[0] for q in one) == sorted(tools)  # each tool once
+
+    assert check.export("demo", tmp_path / "some", people, None, per_tool=2, most=len(tools) + 5) == 0
+    some = [q for q in load_queries(check_dataset_dir(tmp_path / "some").queries) if q.answerable]
+    assert len(some) == len(tools) + 5 and {q.gold_tools[0] for q in some} == tools
+    assert {q.id for q in some} <= {q.id for q in every}
+    again = tmp_path / "again"
+    assert check.export("demo", again, people, None, per_tool=2, most=len(tools) + 5) == 0
+    assert (again / "queries.jsonl").read_bytes() == (tmp_path / "some" / "queries.jsonl").read_bytes()
+
+
 def test_cuts_are_small_catalogs_whose_requests_belong_to_their_servers(
     check: ModuleType, tmp_path: Path
 ) -> None:

@@ -229,7 +229,37 @@ def compare(family: str, labels_path: Path) -> int:
 PEOPLE = tuple(s for s in STYLES if s != "agent")
 
 
-def export(family: str, out: Path, styles: tuple[str, ...], catalog: Path | None, near: bool = False) -> int:
+def _capped(
+    rows: list[dict[str, Any]], per_tool: int | None, most: int | None, seed: int
+) -> list[dict[str, Any]]:
+    """At most ``per_tool`` requests a tool and ``most`` in all, drawn by a seeded shuffle: every tool gets
+    its first request before any gets a second (a training recipe's share of the team's requests)."""
+    if per_tool is None and most is None:
+        return rows
+    rng = random.Random(f"{seed}:export")
+    by_tool: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        by_tool[row["tool"]].append(row)
+    tools = sorted(by_tool)
+    rng.shuffle(tools)
+    for tool in tools:
+        rng.shuffle(by_tool[tool])
+    rounds = per_tool if per_tool is not None else max(len(g) for g in by_tool.values())
+    kept = [by_tool[t][r] for r in range(rounds) for t in tools if r < len(by_tool[t])]
+    return kept[:most] if most is not None else kept
+
+
+def export(
+    family: str,
+    out: Path,
+    styles: tuple[str, ...],
+    catalog: Path | None,
+    near: bool = False,
+    *,
+    per_tool: int | None = None,
+    most: int | None = None,
+    seed: int = 41,
+) -> int:
     folder = HERE / family
     source = catalog or SOURCES.get(family)
     if source is None:
@@ -239,20 +269,24 @@ def export(family: str, out: Path, styles: tuple[str, ...], catalog: Path | None
     for name in ("servers.json", "tools.json"):
         (out / name).write_text((source / name).read_text(encoding="utf-8"), encoding="utf-8")
     lines = []
-    for path in sorted(folder.glob("requests-*.jsonl")):
-        for row in read_rows(path, []):
-            if row.get("style") in styles:
-                tool = row["tool"]
-                lines.append(
-                    {
-                        "id": row["id"],
-                        "query": row["request"],
-                        "gold_servers": [tool.split("::")[0]],
-                        "gold_tools": [tool],
-                        "gold_tool_groups": [[tool]],
-                        "category": row["style"],
-                    }
-                )
+    rows = [
+        r
+        for p in sorted(folder.glob("requests-*.jsonl"))
+        for r in read_rows(p, [])
+        if r.get("style") in styles
+    ]
+    for row in _capped(rows, per_tool, most, seed):
+        tool = row["tool"]
+        lines.append(
+            {
+                "id": row["id"],
+                "query": row["request"],
+                "gold_servers": [tool.split("::")[0]],
+                "gold_tools": [tool],
+                "gold_tool_groups": [[tool]],
+                "category": row["style"],
+            }
+        )
     unanswerable = [*folder.glob("unserved-*.jsonl"), *(folder.glob("near-*.jsonl") if near else ())]
     for path in sorted(unanswerable):
         for row in read_rows(path, []):
@@ -368,6 +402,9 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--styles", default=",".join(PEOPLE))
     e.add_argument("--catalog", type=Path)
     e.add_argument("--near", action="store_true", help="also the near requests (their server cannot do them)")
+    e.add_argument("--per-tool", type=int, help="at most this many requests a tool (seeded draw)")
+    e.add_argument("--max", type=int, dest="most", help="at most this many tool requests in all")
+    e.add_argument("--seed", type=int, default=41)
     k = commands.add_parser("cuts")
     k.add_argument("family")
     k.add_argument("out", type=Path)
@@ -390,7 +427,16 @@ def main(argv: list[str] | None = None) -> int:
             args.everyday,
         )
     if args.command == "export":
-        return export(args.family, args.out, tuple(args.styles.split(",")), args.catalog, args.near)
+        return export(
+            args.family,
+            args.out,
+            tuple(args.styles.split(",")),
+            args.catalog,
+            args.near,
+            per_tool=args.per_tool,
+            most=args.most,
+            seed=args.seed,
+        )
     if args.command == "sample":
         drawn = sample(args.family, args.n, args.seed)
         text = "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in drawn)
