@@ -1,5 +1,6 @@
 """Misspelled words read as the catalog's (tool_selector/resolve/spelling.py, issue 41): a word that is
-neither English nor the catalog's becomes the catalog's word one edit away that the most tools use;
+neither English nor the catalog's becomes the catalog's word one edit away that keeps its first letter and
+that the most tools use;
 English words, the catalog's own words, short words, acronyms, names nothing is near and arguments stay
 as written; the resolver matches the corrected text and keeps the request as written."""
 
@@ -28,6 +29,10 @@ def test_a_swapped_added_dropped_or_changed_letter_is_one_edit() -> None:
 def test_a_misspelling_becomes_the_catalogs_word_the_most_tools_use() -> None:
     assert correction("tiem", CATALOG) == "time"  # 'item' is one edit away too, but fewer tools use it
     assert correction("shwo", CATALOG) == "show"
+    # a catalog that uses 'item' more (a project board beside a clock): a slip seldom hits the first letter
+    assert correction("tiem", {**CATALOG, "item": 9, "time": 6}) == "time"
+    assert correction("itme", {**CATALOG, "item": 1, "time": 6}) == "item"
+    assert correction("emial", {"email": 2, "mail": 9}) == "email"
     assert corrected("waht tiem is it in Tokio, shwo the calender", CATALOG) == (
         "waht time is it in Tokio, show the calendar"
     )

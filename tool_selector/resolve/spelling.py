@@ -4,10 +4,11 @@ A word of the request is misspelled when it is neither English (the word list of
 tokenizer, 21,719 whole words, with their inflections and common prefixes) nor the catalog's (its stem
 among the catalog's keyword tokens). It is replaced by an English word one edit away (a letter added,
 dropped, changed, or two neighbours swapped; two edits for words of eight letters or more) whose stem
-the catalog uses, the one the most tools use. Left as written: a word nothing fits, a short word (under
-four letters), a capitalised word past the first or a mixed-case one (a name, an acronym, "contactId"),
-and a word with one letter more than a catalog word that is not a doubled letter ("zset", "httpx").
-Only the text the search matches changes: the request as written is kept, and its arguments were
+the catalog uses: one that keeps the first letter before one that does not (slips seldom hit it: "tiem"
+is "time" before "item"), then the one the most tools use. Left as written: a word nothing fits, a short
+word (under four letters), a capitalised word past the first or a mixed-case one (a name, an acronym,
+"contactId"), and a word with one letter more than a catalog word that is not a doubled letter ("zset",
+"httpx"). Only the text the search matches changes: the request as written is kept, and its arguments were
 taken out before (a path or a URL is never corrected).
 """
 
@@ -128,12 +129,13 @@ def correction(word: str, frequency: Mapping[str, int]) -> str | None:
     stems = tokenize(lowered)
     if not stems or stems[0] in frequency or english(lowered):  # the catalog's word: the cheap test first
         return None
-    best, best_count = None, 0
+    best, best_rank = None, (False, 0)
     for candidate in sorted(_candidates(lowered)):
         tokens = tokenize(candidate)
         count = frequency.get(tokens[0], 0) if tokens else 0
-        if count > best_count:
-            best, best_count = candidate, count
+        rank = (candidate[0] == lowered[0], count)  # a slip seldom hits the first letter: "tiem" is "time"
+        if count and rank > best_rank:
+            best, best_rank = candidate, rank
     return best
 
 
