@@ -44,6 +44,36 @@ memory_app = typer.Typer(
 app.add_typer(quarantine_app, name="quarantine")
 app.add_typer(memory_app, name="memory")
 
+
+def installed_version() -> str:
+    """The installed distribution's version (``tool_selector.__version__`` when run from a checkout
+    that was never installed)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("tool-selector")
+    except metadata.PackageNotFoundError:
+        from tool_selector import __version__
+
+        return __version__
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"tool-selector {installed_version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
+) -> None:
+    """Find the right MCP server and tool."""
+
+
 PLUGIN_GROUP = "tool_selector.cli"  # entry points of command groups installed beside the product
 
 

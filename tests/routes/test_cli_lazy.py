@@ -40,3 +40,14 @@ def test_help_and_a_mistyped_command_get_the_whole_app() -> None:
     assert all(f" {name} " in listed.stdout for name in ("init", "serve", "quarantine", "lab"))
     wrong = subprocess.run([*run, "serv"], capture_output=True, text=True, timeout=120, check=False)
     assert wrong.returncode == 2 and "No such command" in wrong.stderr and "serve" in wrong.stderr
+
+
+def test_version_prints_the_installed_version_and_exits() -> None:
+    from importlib import metadata
+
+    code = "import sys; from routes.cli import main; sys.argv[0] = 'tool-selector'; main()"
+    done = subprocess.run(
+        [sys.executable, "-c", code, "--version"], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"tool-selector {metadata.version('tool-selector')}"
