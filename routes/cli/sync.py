@@ -100,13 +100,21 @@ def init(
             "machine); --no-trust holds every tool until `tool-selector quarantine approve`",
         ),
     ] = True,
+    replace: Annotated[
+        bool,
+        typer.Option(
+            "--replace",
+            help="Overwrite a server already in the servers file with the client's entry of the same name",
+        ),
+    ] = False,
     run_sync: Annotated[bool, typer.Option("--sync/--no-sync", help="Run the first sync after")] = True,
     as_json: JsonOrText = None,
 ) -> None:
     """Set up a data folder and a servers file imported from your MCP clients, sync, and print the entry
     that adds the gateway to Claude Desktop or Claude Code.
 
-    Keeps a servers file that exists (adds to it; a server already there is kept as it is). Imports what
+    Keeps a servers file that exists (adds to it; a server already there is kept as it is, unless
+    --replace). Imports what
     the client has switched on: entries switched off there ("disabled": true, Claude Code's
     disabledMcpServers), the gateway's own entry and SSE servers are skipped, each printed with why. The
     servers file keeps the clients' env and header values, readable by its owner only; nothing printed
@@ -125,7 +133,7 @@ def init(
             else [(client, path) for client, path in client_config_paths() if path.is_file()]
         )
         with Container(settings) as container:
-            summary = init_setup(container, chosen, trust=trust, actor=cli_principal().actor)
+            summary = init_setup(container, chosen, trust=trust, actor=cli_principal().actor, replace=replace)
             synced = None
             if run_sync and summary.servers:
                 synced = sync_now(container, progress=phase_progress(), enricher=None)

@@ -69,7 +69,12 @@ class InitSummary(BaseModel):
 
 @writes("init")  # under the writer lock: a disk that refuses the servers file ends as the store error
 def init_setup(
-    container: Container, sources: Sequence[tuple[str, Path]], *, trust: bool, actor: str
+    container: Container,
+    sources: Sequence[tuple[str, Path]],
+    *,
+    trust: bool,
+    actor: str,
+    replace: bool = False,
 ) -> InitSummary:
     """Create the data folder and the servers file (kept if it exists) and import the servers of each
     source that exists. A source that cannot be read is reported, not fatal: the others still count."""
@@ -90,7 +95,7 @@ def init_setup(
         read = SourceRead(client=client, path=str(source))
         try:
             outside_link(source)
-            done = import_servers(container, source, trust=trust, actor=actor)
+            done = import_servers(container, source, replace=replace, trust=trust, actor=actor)
         except CatalogFileError as exc:
             read.error = str(exc)
         else:

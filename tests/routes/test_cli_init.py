@@ -114,3 +114,29 @@ def test_the_gateways_own_entry_is_never_imported(tmp_path: Path, entry: dict[st
     found = read_client_config(config)
     assert set(found.servers) == {"other"}
     assert found.skipped == {"gateway": "this is the tool-selector gateway itself, not a server it routes to"}
+
+
+def test_init_again_keeps_a_configured_server_unless_replace_is_passed(
+    tmp_path: Path, real_model: Path
+) -> None:
+    """The skipped line's advice is an option init has: --replace takes the client's entry."""
+    home = _home(tmp_path)
+    assert _run(home, real_model, "init", "--no-sync", "--text").returncode == 0
+    desktop = home / ".config" / "Claude" / "claude_desktop_config.json"
+    config = json.loads(desktop.read_text())
+    config["mcpServers"]["time"]["args"] = ["--local-timezone", "Europe/Paris"]
+    desktop.write_text(json.dumps(config))
+    servers = home / ".local/share/tool-selector/servers.json"
+
+    again = _run(home, real_model, "init", "--no-sync", "--text")
+    assert again.returncode == 0, again.stderr
+    assert "skipped time: already configured (pass --replace to overwrite)" in again.stdout
+    assert json.loads(servers.read_text())["mcpServers"]["time"]["args"] == ["--local-timezone", "UTC"]
+
+    replaced = _run(home, real_model, "init", "--no-sync", "--replace", "--text")
+    assert replaced.returncode == 0, replaced.stderr
+    assert "imported time" in replaced.stdout
+    assert json.loads(servers.read_text())["mcpServers"]["time"]["args"] == [
+        "--local-timezone",
+        "Europe/Paris",
+    ]
