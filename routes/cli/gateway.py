@@ -8,7 +8,7 @@ from typing import Annotated
 import anyio
 import typer
 
-from routes.cli.base import app, cli_settings, echo_json, mapped_errors
+from routes.cli.base import JsonOrText, app, cli_settings, echo_json, mapped_errors, wants_json
 
 
 @app.command()
@@ -49,7 +49,7 @@ def serve(
 @app.command()
 def stats(
     sessions: Annotated[int, typer.Option(help="How many recent sessions to show")] = 20,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table")] = False,
+    as_json: JsonOrText = None,
 ) -> None:
     """How agents used the gateway, per session: calls, errors, and hints followed or ignored."""
     from services.gateway.usage import recent_usage
@@ -57,7 +57,7 @@ def stats(
 
     with mapped_errors(), Container(cli_settings()) as container:
         found, held = recent_usage(container, sessions)
-    if as_json:
+    if wants_json(as_json):
         echo_json([s.model_dump(mode="json") for s in found])
         return
     if held:

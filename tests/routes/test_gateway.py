@@ -154,8 +154,10 @@ async def test_activate_power_before_resolve_intent_hints_once_and_works_again_a
     prerequisite = session["hints"]["PREREQUISITE_SUGGESTED"]
     assert prerequisite == {"shown": 1, "followed": 0, "ignored": 1}
     assert "suggested_next_actions" not in session["hints"]  # no request: no call was suggested
-    table = CliRunner().invoke(app, ["stats"], env=env)
+    table = CliRunner().invoke(app, ["stats", "--text"], env=env)  # the table, as on a terminal
     assert "PREREQUISITE_SUGGESTED 1/0/1" in table.stdout
+    piped = CliRunner().invoke(app, ["stats"], env=env)  # into a pipe: JSON, as every command
+    assert json.loads(piped.stdout) == json.loads(stats.stdout)
 
 
 async def test_call_tool_proxies_without_an_activation_for_clients_that_ignore_list_changed(
