@@ -41,6 +41,7 @@ from services.gateway.hints import GATEWAY_HINTS
 from services.gateway.service import Caller, GatewayService, render_answer
 from services.gateway.tools import INSTRUCTIONS, gateway_tools, proxied_listing
 from services.shared.container import Container
+from tool_selector import installed_version
 from tool_selector.config.settings import Settings
 from tool_selector.core.errors import ToolSelectorError
 from tool_selector.trust.shown import for_agent
@@ -217,7 +218,7 @@ def build_server(
 
     server = GatewayServer(
         "tool-selector",
-        version=_version(),
+        version=installed_version("0"),
         instructions=INSTRUCTIONS,
         lifespan=lifespan,
         on_list_tools=list_tools,
@@ -225,15 +226,6 @@ def build_server(
         on_subscriptions_listen=ListenHandler(bus),
     )
     return server
-
-
-def _version() -> str:
-    from importlib import metadata
-
-    try:
-        return metadata.version("tool-selector")
-    except metadata.PackageNotFoundError:
-        return "0"
 
 
 async def _stop_on_signals(scope: anyio.CancelScope) -> None:

@@ -45,21 +45,10 @@ app.add_typer(quarantine_app, name="quarantine")
 app.add_typer(memory_app, name="memory")
 
 
-def installed_version() -> str:
-    """The installed distribution's version (``tool_selector.__version__`` when run from a checkout
-    that was never installed)."""
-    from importlib import metadata
-
-    try:
-        return metadata.version("tool-selector")
-    except metadata.PackageNotFoundError:
-        from tool_selector import __version__
-
-        return __version__
-
-
 def _print_version(value: bool) -> None:
     if value:
+        from tool_selector import installed_version
+
         typer.echo(f"tool-selector {installed_version()}")
         raise typer.Exit()
 

@@ -114,9 +114,9 @@ def init(
     that adds the gateway to Claude Desktop or Claude Code.
 
     Keeps a servers file that exists (adds to it; a server already there is kept as it is, unless
-    --replace). Imports what
-    the client has switched on: entries switched off there ("disabled": true, Claude Code's
-    disabledMcpServers), the gateway's own entry and SSE servers are skipped, each printed with why. The
+    --replace). Imports what the client has switched on: entries switched off there ("disabled": true,
+    Claude Code's disabledMcpServers), the gateway's own entry and SSE servers are skipped, each printed
+    with why. The
     servers file keeps the clients' env and header values, readable by its owner only; nothing printed
     holds one. A client file linked out of its client's folder is not read. Exit 20 when the sync
     failed in part."""

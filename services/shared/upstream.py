@@ -28,7 +28,6 @@ import tempfile
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
-from importlib import metadata
 from typing import TYPE_CHECKING, Literal, TextIO
 
 import httpx2
@@ -38,6 +37,7 @@ from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS, get_default_environment
 from mcp.client.streamable_http import streamable_http_client
 
 from services.shared import lifeline
+from tool_selector import installed_version
 from tool_selector.config.secrets import mask_text
 from tool_selector.config.servers import ServerConfig
 from tool_selector.core.errors import ForbiddenError, UpstreamError
@@ -178,11 +178,7 @@ def _leaf(exc: BaseException) -> BaseException:
 
 
 def _client_info() -> types.Implementation:
-    try:
-        version = metadata.version("tool-selector")
-    except metadata.PackageNotFoundError:
-        version = "0"
-    return types.Implementation(name="tool-selector", version=version)
+    return types.Implementation(name="tool-selector", version=installed_version("0"))
 
 
 def _child_env(config: ServerConfig, environ: Mapping[str, str]) -> dict[str, str]:
