@@ -26,12 +26,12 @@ from services.shared.container import Container
 from services.write import catalog, registry
 from tool_selector.catalog.admin import AuditRecord, JobRecord
 from tool_selector.config.settings import Settings
+from tool_selector.core.choices import SearchMode
 from tool_selector.core.models import (
     CreationMethod,
     Decision,
     MatchType,
     Resolution,
-    SearchMode,
     ServerRecord,
     ServerSpec,
     ToolRecord,

@@ -23,7 +23,7 @@ from routes.errors import mapping_for
 from services.api.operations import Operations
 from services.shared.auth import Principal, authenticate
 from services.shared.container import Container
-from tool_selector.catalog.admin import Scope
+from tool_selector.core.choices import Scope
 from tool_selector.core.errors import ToolSelectorError
 
 logger = logging.getLogger(__name__)

@@ -22,7 +22,7 @@ import signal
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from mcp import types
@@ -34,18 +34,18 @@ from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 
 from routes.errors import mapping_for, mcp_text
-from routes.gateway_auth import RequireKey, principal_of
 from services.gateway.access import may_call
-from services.gateway.choices import LOCAL
 from services.gateway.hints import GATEWAY_HINTS
-from services.gateway.service import Caller, GatewayService, render_answer
 from services.gateway.tools import INSTRUCTIONS, gateway_tools, proxied_listing
-from services.shared.container import Container
 from tool_selector import installed_version
-from tool_selector.config.settings import Settings
 from tool_selector.core.errors import ToolSelectorError
-from tool_selector.trust.shown import for_agent
 from tool_selector.trust.text import strip_invisible
+
+if TYPE_CHECKING:  # imported once the client's initialize is answered (``_Starting``): start fast
+    from routes.gateway_auth import RequireKey
+    from services.gateway.service import Caller, GatewayService
+    from services.shared.container import Container
+    from tool_selector.config.settings import Settings
 
 logger = logging.getLogger(__name__)
 
@@ -75,8 +75,64 @@ class _Notifier:
                 self.sessions.pop(key, None)
 
 
-class GatewayServer(Server[GatewayService]):
+class _Starting:
+    """The gateway's service, opened after the server is up: the client's ``initialize`` is answered at
+    once (the MCP SDK's imports are the start's floor), while a worker thread imports the services and
+    opens the catalog, the index and the model. A call waits until the service is ready; an index that
+    cannot be served (missing, stale, damaged) is logged at once, answers every call with what to do, and
+    is raised again when the session ends (``tool-selector serve`` exits with its code)."""
+
+    def __init__(self, settings: Settings, make_container: Callable[[], Container] | None) -> None:
+        self.settings, self.make_container = settings, make_container
+        self.ready, self.stop = anyio.Event(), anyio.Event()
+        self.service: GatewayService | None = None
+        self.error: ToolSelectorError | None = None
+
+    def _open(self) -> tuple[Container, Any]:  # a worker thread: the heavy imports, the index, its check
+        from services.resolve.read_path import ReadPath
+        from services.shared.container import Container
+
+        container = self.make_container() if self.make_container is not None else Container(self.settings)
+        try:
+            read_path = ReadPath(container)
+            read_path.snapshot()  # refuses a missing, stale or damaged index, saying what to do
+        except BaseException:
+            container.close()
+            raise
+        return container, read_path
+
+    async def run(self, on_tools_changed: Callable[..., Any]) -> None:
+        try:
+            container, read_path = await anyio.to_thread.run_sync(self._open)
+        except ToolSelectorError as exc:
+            logger.error("the gateway cannot serve: %s", mcp_text(exc))
+            self.error = exc
+            self.ready.set()
+            return
+        from services.gateway.service import GatewayService
+
+        with container:
+            service = GatewayService(
+                container, environ=os.environ, on_tools_changed=on_tools_changed, read_path=read_path
+            )
+            async with service, anyio.create_task_group() as group:
+                group.start_soon(service.warm_up)
+                self.service = service
+                self.ready.set()
+                await self.stop.wait()
+                group.cancel_scope.cancel()
+
+    async def get(self) -> GatewayService:
+        await self.ready.wait()
+        if self.service is None:
+            raise self.error or RuntimeError("the gateway's service did not start")
+        return self.service
+
+
+class GatewayServer(Server[_Starting]):
     """The low-level server with the tools-changed capability advertised on every transport."""
+
+    refused: ToolSelectorError | None = None  # what kept the service from starting (``_Starting``)
 
     def create_initialization_options(
         self,
@@ -88,15 +144,20 @@ class GatewayServer(Server[GatewayService]):
         return super().create_initialization_options(options, experimental_capabilities, extensions)
 
 
-def _caller(ctx: ServerRequestContext[GatewayService], transport: str, process_key: str) -> Caller:
+def _caller(ctx: ServerRequestContext[_Starting], transport: str, process_key: str) -> Caller:
     """Who calls: over stdio the local user (one session per process); over HTTP the MCP session (bound
     to its key by routes/gateway_auth.py) and the key, whose id names its memory of confirmed choices. A
     stateless HTTP request has no session: its key's requests share one (``http-stateless-<key id>``),
     which is the key's own, never another key's."""
+    from services.gateway.choices import LOCAL
+    from services.gateway.service import Caller
+
     params = ctx.session.client_params
     client = params.client_info.name if params is not None else ""
     if transport == "stdio":
         return Caller(process_key, "stdio", client, principal=LOCAL)
+    from routes.gateway_auth import principal_of
+
     request = ctx.request
     headers = getattr(request, "headers", None)
     session_id = headers.get("mcp-session-id") if headers is not None else None
@@ -111,15 +172,20 @@ def _caller(ctx: ServerRequestContext[GatewayService], transport: str, process_k
     )
 
 
-def _scopes(ctx: ServerRequestContext[GatewayService], transport: str) -> frozenset[str] | None:
+def _scopes(ctx: ServerRequestContext[_Starting], transport: str) -> frozenset[str] | None:
     """The scopes of the caller's API key over HTTP (none without one); None over stdio (no keys)."""
     if transport == "stdio":
         return None
+    from routes.gateway_auth import principal_of
+
     principal = principal_of(getattr(ctx.request, "scope", {}))
     return frozenset(principal.scopes) if principal is not None else frozenset()
 
 
 def _json_result(answer: dict[str, Any]) -> types.CallToolResult:
+    from services.gateway.service import render_answer
+    from tool_selector.trust.shown import for_agent
+
     answer = for_agent(answer)  # every text an answer carries, stripped of invisible characters
     text = render_answer(answer)
     return types.CallToolResult(
@@ -181,27 +247,34 @@ def build_server(
     process_key = f"stdio-{os.getpid()}-{int(time.time())}"
 
     @asynccontextmanager
-    async def lifespan(_: Server[GatewayService]) -> AsyncIterator[GatewayService]:
-        with make_container() if make_container is not None else Container(settings) as container:
-            service = GatewayService(container, environ=os.environ, on_tools_changed=notifier.tools_changed)
-            async with service, anyio.create_task_group() as group:
-                group.start_soon(service.warm_up)
-                yield service
-                group.cancel_scope.cancel()
+    async def lifespan(_: Server[_Starting]) -> AsyncIterator[_Starting]:
+        starting = _Starting(settings, make_container)
+        async with anyio.create_task_group() as group:
+            group.start_soon(starting.run, notifier.tools_changed)
+            try:
+                yield starting
+            finally:
+                starting.stop.set()  # the service stops its upstream servers; a start under way ends first
+        server.refused = server.refused or starting.error
 
     async def list_tools(
-        ctx: ServerRequestContext[GatewayService], params: types.PaginatedRequestParams | None
+        ctx: ServerRequestContext[_Starting], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        caller = _caller(ctx, transport, process_key)
-        proxied = proxied_listing(ctx.lifespan_context.proxied_tools(caller.session_id))
+        service = ctx.lifespan_context.service  # none yet (starting): no power is active either
+        proxied = []
+        if service is not None:
+            proxied = proxied_listing(service.proxied_tools(_caller(ctx, transport, process_key).session_id))
         if not may_call(_scopes(ctx, transport)):
             proxied = []  # a key without `call` could not call them: no need to show them
         return types.ListToolsResult(tools=gateway_tools() + proxied)
 
     async def call_tool(
-        ctx: ServerRequestContext[GatewayService], params: types.CallToolRequestParams
+        ctx: ServerRequestContext[_Starting], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        service = ctx.lifespan_context
+        try:
+            service = await ctx.lifespan_context.get()
+        except ToolSelectorError as exc:  # the index cannot be served: every call says what to do
+            return _error_result(params.name, exc)
         caller = _caller(ctx, transport, process_key)
         notifier.remember(caller.session_id, ctx.session)
         service.hints.on_call(
@@ -236,18 +309,18 @@ async def _stop_on_signals(scope: anyio.CancelScope) -> None:
             return
 
 
-async def serve_stdio(settings: Settings, *, container: Container | None = None) -> None:
+async def serve_stdio(settings: Settings) -> None:
     """Serve one client over stdin/stdout until it disconnects or a SIGTERM/SIGINT/SIGHUP arrives;
-    either way every upstream server is stopped before this returns. ``container``: one already
-    opened (and checked) by the caller, which the session takes over and closes."""
-    server = build_server(
-        settings, transport="stdio", make_container=None if container is None else lambda: container
-    )
+    either way every upstream server is stopped before this returns. An index that could not be served
+    is raised here, once the client has gone (its calls were answered with it)."""
+    server = build_server(settings, transport="stdio")
     async with anyio.create_task_group() as group:
         group.start_soon(_stop_on_signals, group.cancel_scope)
         async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())
         group.cancel_scope.cancel()
+    if server.refused is not None:
+        raise server.refused
 
 
 def http_app(
@@ -259,6 +332,8 @@ def http_app(
 ) -> RequireKey:
     """The gateway's streamable HTTP app (at /mcp) behind the key check of routes/gateway_auth.py, which
     reads the keys through ``keys`` (a container of its own: the gateway's is replaced on index reload)."""
+    from routes.gateway_auth import RequireKey
+
     server = build_server(settings, transport="http", make_container=make_container)
     app = server.streamable_http_app(streamable_http_path="/mcp", host=host)
     return RequireKey(app, keys, needs="read", key_check_s=settings.gateway.key_check_s)
@@ -269,6 +344,8 @@ async def serve_http(settings: Settings, *, host: str, port: int) -> None:
     Every request needs ``Authorization: Bearer <key>`` of a key with the read scope; running upstream
     tools needs the call scope; a session works only with the key that opened it."""
     import uvicorn
+
+    from services.shared.container import Container
 
     with Container(settings) as keys:
         guarded = http_app(settings, keys, host=host)

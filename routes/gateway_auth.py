@@ -39,7 +39,7 @@ from starlette.types import Scope as AsgiScope
 from routes.errors import mapping_for
 from services.shared.auth import Principal, authenticate, revoked_among
 from services.shared.container import Container
-from tool_selector.catalog.admin import Scope
+from tool_selector.core.choices import Scope
 from tool_selector.core.errors import AuthError, ForbiddenError, NotFoundError, ToolSelectorError
 
 logger = logging.getLogger(__name__)

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from eval.cli.app import lab
-from eval.quality.dataset import PHRASINGS, Phrasing, Reading
+from eval.quality.choices import PHRASINGS, Phrasing, Reading
 from routes.cli.base import EnricherChoice, cli_settings, echo_json, mapped_errors, progress
 from tool_selector.core.errors import InvalidInputError
 

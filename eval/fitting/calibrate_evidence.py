@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel
 
-from eval.quality.dataset import Phrasing, Reading, catalog_size, check_dataset_dir, load_phrased
+from eval.quality.choices import Phrasing, Reading
+from eval.quality.dataset import catalog_size, check_dataset_dir, load_phrased
 from eval.quality.ranking import server_recall_at_k, top_server_fills_a_slot
 from eval.quality.readings import PRODUCT, resolve_asked
 from eval.quality.workspace import open_workspace

@@ -33,9 +33,8 @@ from eval.fitting.calibrate_evidence import (
     with_judge,
 )
 from eval.fitting.calibrate_fit import RECIPES, Recipe, fit_heads
+from eval.quality.choices import Phrasing, Reading
 from eval.quality.dataset import (
-    Phrasing,
-    Reading,
     check_dataset_dir,
     dataset_folders,
     has_phrasing,

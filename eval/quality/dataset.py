@@ -18,10 +18,11 @@ import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from eval.quality.choices import Phrasing
 from tool_selector.core.errors import CatalogFileError
 from tool_selector.core.files import DEFAULT_MAX_FILE_BYTES, read_text_limited
 from tool_selector.core.names import split_tool_id
@@ -35,13 +36,6 @@ AGENT_FILE = (
     "queries-agent.jsonl"  # the agent's phrasing of each request (eval/datasets/personal-setups/AGENT.md)
 )
 
-# Which words of a request the resolver receives: the person's (queries.jsonl), the agent's
-# (queries-agent.jsonl), or the agent's query with the person's words beside it as the request.
-Phrasing = Literal["user", "agent", "both"]
-PHRASINGS: tuple[Phrasing, ...] = ("user", "agent", "both")
-# With ``both``, what the resolver reads of the two (eval/quality/readings.py).
-Reading = Literal["arguments", "judged", "query", "joined", "fused"]
-READINGS: tuple[Reading, ...] = ("arguments", "judged", "query", "joined", "fused")
 
 _FORMAT_HINT = (
     "A dataset folder holds servers.json (a list of {name, description}), tools.json "

@@ -12,15 +12,8 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from eval.quality.dataset import (
-    Asked,
-    Phrasing,
-    Query,
-    catalog_size,
-    check_dataset_dir,
-    expand_datasets,
-    load_phrased,
-)
+from eval.quality.choices import Phrasing
+from eval.quality.dataset import Asked, Query, catalog_size, check_dataset_dir, expand_datasets, load_phrased
 from eval.quality.metrics import EvalReport, Prediction, ServerScore, ToolScore, evaluate
 from eval.quality.readings import PRODUCT, Reading, resolve_and_route_asked
 from eval.quality.report import write_report_files

@@ -26,9 +26,11 @@ from dataclasses import replace
 
 import numpy as np
 
-from eval.quality.dataset import READINGS, Asked, Reading
+from eval.quality.choices import READINGS, Reading
+from eval.quality.dataset import Asked
 from services.resolve.read_path import ReadPath
-from tool_selector.core.models import Decision, PowerCandidate, Resolution, SearchHit, SearchMode
+from tool_selector.core.choices import SearchMode
+from tool_selector.core.models import Decision, PowerCandidate, Resolution, SearchHit
 from tool_selector.resolve.rerank.features import Candidates
 from tool_selector.resolve.resolver import Ranking, Resolver, check_query, with_request_arguments
 from tool_selector.route.tiers import route

@@ -25,9 +25,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from eval.quality.choices import Phrasing
 from eval.quality.dataset import (
     DatasetPaths,
-    Phrasing,
     Query,
     check_dataset_dir,
     dataset_folders,

@@ -17,9 +17,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from routes.errors import mapping_for
-from tool_selector.config.settings import Settings, load_settings
+from tool_selector.core.choices import Backend, Enricher
 from tool_selector.core.errors import ToolSelectorError
-from tool_selector.core.logs import configure_logging
+
+if TYPE_CHECKING:
+    from tool_selector.config.settings import Settings
 
 PARTIAL_EXIT = 20  # the work was done in part: the JSON printed says what failed
 
@@ -94,18 +96,16 @@ def _unavailable(name: str, why: str) -> typer.Typer:
     return group
 
 
-# Choices taken from the settings' own Literal fields, so the CLI cannot offer a value the settings
-# refuse (or miss one they accept); typer validates them and lists them on a wrong value.
-if TYPE_CHECKING:
-    BackendChoice = str
-    EnricherChoice = str
-else:
-    BackendChoice = Settings.model_fields["backend"].annotation
-    EnricherChoice = Settings.model_fields["enricher"].annotation
+# the settings' own choices (tool_selector/core/choices.py), which typer validates and lists on a wrong value
+BackendChoice = Backend
+EnricherChoice = Enricher
 
 
 def cli_settings(**overrides: Any) -> Settings:
     """The settings of one command (environment, config file, ``overrides``), with logging set up."""
+    from tool_selector.config.settings import load_settings
+    from tool_selector.core.logs import configure_logging
+
     settings = load_settings(**overrides)
     configure_logging(settings.log_level)
     return settings

@@ -4,7 +4,7 @@ the search index made from it."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
@@ -18,9 +18,10 @@ from routes.cli.base import (
     mapped_errors,
     progress,
 )
-from services.write.registry import MatchingMode, MatchScope
-from tool_selector.catalog.batch import BatchFormat
-from tool_selector.config.settings import Settings
+from tool_selector.core.choices import BatchFormat, MatchingMode, MatchScope
+
+if TYPE_CHECKING:
+    from tool_selector.config.settings import Settings
 
 
 @catalog_app.command("import")

@@ -26,20 +26,15 @@ def serve(
     may only resolve and query). A session works only with the key that opened it and is closed when
     that key is revoked. Logs go to stderr. Every upstream server is stopped on exit."""
     from routes.gateway import serve_http, serve_stdio
-    from services.resolve.snapshot import check_servable
-    from services.shared.container import Container
 
     with mapped_errors():
         settings = cli_settings()
-        if http is None:
-            container = Container(settings)  # opened once: the index it loads here serves the session
-            try:
-                check_servable(container)  # refuse to start on a missing or stale index, with what to do
-            except BaseException:
-                container.close()
-                raise
-            anyio.run(lambda: serve_stdio(settings, container=container))
+        if http is None:  # initialize is answered at once; the index is opened (and checked) meanwhile
+            anyio.run(lambda: serve_stdio(settings))
         else:
+            from services.resolve.snapshot import check_servable
+            from services.shared.container import Container
+
             with Container(settings) as container:
                 check_servable(container)
             typer.echo(f"tool-selector gateway on http://{host}:{http}/mcp", err=True)

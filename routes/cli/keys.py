@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Annotated, get_args
 import typer
 
 from routes.cli.base import cli_settings, echo_json, keys_app, mapped_errors
-from tool_selector.catalog.admin import Role, Scope
+from tool_selector.core.choices import Role, Scope
 
 ONCE = "Store this key now: it is shown only once and cannot be recovered (only its hash is kept)."
 
 # typer checks a Literal option itself, but not a repeatable one (list[Literal]): --scope gets a str
-# enum made from the same Literal, so the scopes are still defined once, in tool_selector.catalog.admin.
+# enum made from the same Literal, so the scopes are still defined once, in tool_selector/core/choices.py.
 if TYPE_CHECKING:
     ScopeChoice = Scope
 else:

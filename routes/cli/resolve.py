@@ -4,13 +4,15 @@ and ``bench-sync``."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from routes.cli.base import JsonOrText, app, cli_settings, echo_json, mapped_errors, wants_json
-from tool_selector.core.models import Decision, SearchMode
-from tool_selector.core.names import tool_of
+from tool_selector.core.choices import SearchMode
+
+if TYPE_CHECKING:
+    from tool_selector.core.models import Decision
 
 SHOWN = 5  # tools or powers a summary lists
 
@@ -39,6 +41,8 @@ def resolve(
                 out["resolution"] = resolution.model_dump(mode="json")
             echo_json(out)
         else:
+            from tool_selector.core.names import tool_of
+
             best = [tool_of(t) for t in resolution.powers[0].tools] if resolution.powers else []
             typer.echo(summary(decision, best))
 

@@ -22,9 +22,10 @@ from services.shared.container import Container
 from services.write import registry
 from services.write.servers import set_enabled
 from services.write.sync import last_sync
-from tool_selector.catalog.admin import SCOPES, Scope
+from tool_selector.catalog.admin import SCOPES
 from tool_selector.catalog.browse import ApprovalState, EnrichmentState, browse_servers
 from tool_selector.config.servers import ServerConfig, get_server_config, load_servers
+from tool_selector.core.choices import Scope
 from tool_selector.core.models import ServerProfile, ToolEnrichment, ToolRecord
 
 ServerState = Literal["ok", "stale", "failed", "disabled", "pending", "catalog"]

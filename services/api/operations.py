@@ -30,13 +30,8 @@ from tool_selector.catalog import admin
 from tool_selector.catalog.admin import AuditRecord, JobRecord, JobState
 from tool_selector.catalog.batch import ImportBatch
 from tool_selector.catalog.browse import BrowseState, ToolRow, browse_tools
-from tool_selector.core.models import (
-    DiscoveryStatus,
-    SearchMode,
-    ServerProfile,
-    ToolCandidate,
-    ToolRecord,
-)
+from tool_selector.core.choices import SearchMode
+from tool_selector.core.models import DiscoveryStatus, ServerProfile, ToolCandidate, ToolRecord
 
 logger = logging.getLogger(__name__)
 

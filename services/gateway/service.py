@@ -110,10 +110,11 @@ class GatewayService:
         environ: Mapping[str, str],
         configs: Callable[[], Mapping[str, ServerConfig]] | None = None,
         on_tools_changed: ChangeListener | None = None,
+        read_path: ReadPath | None = None,  # one whose snapshot was read (a worker thread: routes/gateway.py)
     ) -> None:
         self.container = container
         settings = container.settings
-        self.read_path = ReadPath(container)
+        self.read_path = read_path or ReadPath(container)
         self.read_path.snapshot()  # refuses here, at start, when there is no current index
         self.hints = HintTracker(sink=self._record_session)
         self.memory = ChoiceMemory(container)

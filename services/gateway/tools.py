@@ -7,14 +7,16 @@ Kept apart from the MCP server (``routes/gateway.py``) because token accounting 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp import types
 
 from services.gateway.hints import GATEWAY_HINTS
-from services.gateway.powers import Power
 from tool_selector.trust.limits import cut
 from tool_selector.trust.text import clean_json
+
+if TYPE_CHECKING:
+    from services.gateway.powers import Power
 
 HINTS_META_KEY = "io.github.tool-selector/hints"
 INSTRUCTIONS = (

@@ -25,7 +25,8 @@ from pydantic import BaseModel
 
 from services.shared.container import Container
 from tool_selector.catalog import admin
-from tool_selector.catalog.admin import ROLE_SCOPES, SCOPES, ApiKeyRecord, Role, Scope
+from tool_selector.catalog.admin import ROLE_SCOPES, SCOPES, ApiKeyRecord
+from tool_selector.core.choices import Role, Scope
 from tool_selector.core.errors import AuthError, ForbiddenError, InvalidInputError
 
 logger = logging.getLogger(__name__)

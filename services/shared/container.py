@@ -18,31 +18,24 @@ from contextlib import AbstractContextManager
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
-from semantic_enrichment.base import Enrichers
 from tool_selector.catalog.store import CatalogStore
 from tool_selector.catalog.writelock import WRITE_LOCK_FILE, WriteLock, write_lock_for
-from tool_selector.catalog.writer import CatalogWriter
-from tool_selector.config.settings import Settings
 from tool_selector.core.errors import ConfigurationError
-from tool_selector.embedding.batching import QueryBatcher
-from tool_selector.embedding.embedders import (
-    RELEVANCE_MODEL_ID,
-    Embedder,
-    LazyEmbedder,
-    MiniLMEmbedder,
-    model_id_of,
-    relevance_embedder,
-    relevance_model_id,
-)
-from tool_selector.index.build import INDEX_LAYOUT
-from tool_selector.resolve.confidence import Calibration, load_calibration
-from tool_selector.resolve.judge import capability_judge
-from tool_selector.resolve.rerank.model import RankerModel, load_ranker
-from tool_selector.resolve.resolver import Resolver
-from tool_selector.search.backend import SearchBackend
-from tool_selector.search.embedded.backend import EmbeddedBackend
-from tool_selector.trust.likeness import Embeds, ShadowCheck, ShadowModel, load_shadow_model
+
+# each part's code is imported when the part is first built: a command imports what it uses (the
+# model, the search, the resolver, the enrichers), never all of it (issue 42: every start paid ~2 s)
+if TYPE_CHECKING:
+    from semantic_enrichment.base import Enrichers
+    from tool_selector.catalog.writer import CatalogWriter
+    from tool_selector.config.settings import Settings
+    from tool_selector.embedding.embedders import Embedder
+    from tool_selector.resolve.confidence import Calibration
+    from tool_selector.resolve.rerank.model import RankerModel
+    from tool_selector.resolve.resolver import Resolver
+    from tool_selector.search.backend import SearchBackend
+    from tool_selector.trust.likeness import Embeds, ShadowModel
 
 logger = logging.getLogger(__name__)
 
@@ -123,12 +116,17 @@ class Container:
     def writer(self) -> CatalogWriter:
         """The only way to change servers and tools: every change is audited in its transaction, and
         every new or changed tool is vetted, shadowing of the configured servers' tools included."""
+        from tool_selector.catalog.writer import CatalogWriter
+        from tool_selector.trust.likeness import ShadowCheck
+
         reads = self.shadow_embedder
         shadows = None if reads is None else ShadowCheck(reads, self.store, self.shadow_model)
         return CatalogWriter(self.store, shadows=shadows)
 
     @cached_property
     def shadow_model(self) -> ShadowModel:
+        from tool_selector.trust.likeness import load_shadow_model
+
         return load_shadow_model()
 
     @cached_property
@@ -136,6 +134,13 @@ class Container:
         """The model the shadowing check reads (the shipped relevance model, on whose vectors its thresholds
         were measured): the one given, the search's embedder when it is that model, else that model loaded
         on first use; None when the container was given a test double of another model (no check)."""
+        from tool_selector.embedding.embedders import (
+            LazyEmbedder,
+            MiniLMEmbedder,
+            relevance_embedder,
+            relevance_model_id,
+        )
+
         if self._shadow_embedder is not None:
             return self._shadow_embedder
         if self.embedder.model_id == self.shadow_model.model_id:
@@ -158,6 +163,15 @@ class Container:
 
     @cached_property
     def embedder(self) -> Embedder:
+        from tool_selector.embedding.batching import QueryBatcher
+        from tool_selector.embedding.embedders import (
+            RELEVANCE_MODEL_ID,
+            LazyEmbedder,
+            MiniLMEmbedder,
+            model_id_of,
+            relevance_embedder,
+        )
+
         if self._embedder is not None:
             return self._embedder
         s = self.settings
@@ -181,6 +195,8 @@ class Container:
             return self._backend
         s = self.settings
         if s.backend == "embedded":
+            from tool_selector.search.embedded.backend import EmbeddedBackend
+
             return EmbeddedBackend(
                 self._index_dir,
                 model_id=self.embedder.model_id,
@@ -210,6 +226,8 @@ class Container:
         backend (and each Weaviate collection) has its own: filling one says nothing of another. It
         names the index layout too (``INDEX_LAYOUT``): an index made before server documents existed
         has no mark under it, so the next sync fills it in instead of taking it for current."""
+        from tool_selector.index.build import INDEX_LAYOUT
+
         s = self.settings
         key = f"index_catalog_hash.{INDEX_LAYOUT}"
         if s.backend == "embedded":
@@ -218,12 +236,17 @@ class Container:
 
     @cached_property
     def calibration(self) -> Calibration:
+        from tool_selector.resolve.confidence import load_calibration
+
         if self._calibration is not None:
             return self._calibration
         return load_calibration(self.settings.calibration_file, limit_bytes=self.settings.max_file_bytes)
 
     @cached_property
     def resolver(self) -> Resolver:
+        from tool_selector.resolve.judge import capability_judge
+        from tool_selector.resolve.resolver import Resolver
+
         s = self.settings
         return Resolver(
             self.backend,
@@ -249,6 +272,8 @@ class Container:
             return self._ranker
         if not self.settings.rerank:
             return None
+        from tool_selector.resolve.rerank.model import load_ranker
+
         return load_ranker(self.settings.ranker_file, limit_bytes=self.settings.max_file_bytes)
 
     # -- enrichment ------------------------------------------------------------------------------
@@ -267,6 +292,7 @@ class Container:
             return self._enrichers[kind]
 
     def _build_enrichers(self, kind: str) -> Enrichers:
+        from semantic_enrichment.base import Enrichers
         from semantic_enrichment.offline import OfflineEnricher, OfflineProfiler
 
         if kind == "offline":
@@ -288,8 +314,11 @@ class Container:
         if "backend" in self.__dict__ and self._backend is None:
             self.backend.close()
         embedder = self.__dict__.get("embedder")
-        if isinstance(embedder, QueryBatcher):
-            embedder.close()
+        if embedder is not None:
+            from tool_selector.embedding.batching import QueryBatcher
+
+            if isinstance(embedder, QueryBatcher):
+                embedder.close()
         with self._enrichers_lock:
             built, self._enrichers = list(self._enrichers.values()), {}
         for enrichers in built:

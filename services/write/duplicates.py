@@ -14,6 +14,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from services.shared.container import Container
+from tool_selector.core.choices import MatchScope
 from tool_selector.core.errors import NotFoundError
 from tool_selector.core.hashing import sha256_of
 from tool_selector.core.models import ToolRecord, ToolSpec
@@ -21,8 +22,6 @@ from tool_selector.search.text import split_identifiers
 
 logger = logging.getLogger(__name__)
 
-MatchingMode = Literal["auto", "force_create", "match_only"]
-MatchScope = Literal["server", "catalog"]
 SIMILAR = 0.85
 SIMILAR_WITH_SAME_NAME = 0.75
 DEDUP_TEXT_VERSION = "dedup-v1"

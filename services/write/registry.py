@@ -32,13 +32,12 @@ from services.write.duplicates import (
     SIMILAR_WITH_SAME_NAME,
     BatchMatches,
     DuplicateFinder,
-    MatchingMode,
-    MatchScope,
     ToolMatch,
     dedup_text,
     find_match,
 )
 from services.write.enriching import enrich_catalog
+from tool_selector.core.choices import MatchingMode, MatchScope
 from tool_selector.core.errors import CatalogFileError, ConflictError, InvalidInputError, NotFoundError
 from tool_selector.core.json_limits import MAX_JSON_DEPTH, Annotations, InputSchema, withheld_fields
 from tool_selector.core.models import CreationMethod, ServerRecord, ServerSpec, ToolRecord, ToolSpec

@@ -11,28 +11,31 @@ good state and the next run finishes the work.
 from __future__ import annotations
 
 import fcntl
+import importlib
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from services.shared.container import Container
-from services.shared.indexing import refresh_index
 from services.shared.policy import configured_mode
 from services.write.discovery import DiscoveredServer, LeftOutTool, discover_servers
-from services.write.enriching import enrich_catalog
 from tool_selector.catalog.rows import ImportSummary
 from tool_selector.config.servers import ServerConfig, load_servers
 from tool_selector.config.settings import Settings
 from tool_selector.core.disk import disk_refused
 from tool_selector.core.errors import LockedError
 from tool_selector.core.models import CreationMethod, DiscoveryState, DiscoveryStatus
-from tool_selector.index.build import IndexSummary
+
+if TYPE_CHECKING:
+    from services.shared.container import Container
+    from tool_selector.index.build import IndexSummary
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +43,22 @@ Progress = Callable[[str, int, int], None]
 SYNC_ACTOR = "sync"  # who the audit log names for changes the sync finds
 QUARANTINE_LISTED = 200
 AUDIT_LEFT_OUT = 100  # left-out tools listed in one audit record (its count says how many there were)
+# what applying, enriching and indexing use, imported while discovery waits for the servers to start
+# (the command's own start is then the SDK's import and the settings, not the index's code)
+AFTER_DISCOVERY = (
+    "tool_selector.catalog.writer",
+    "services.write.enriching",
+    "services.shared.indexing",
+    "tool_selector.search.embedded.backend",
+)
+
+
+def _import_meanwhile() -> None:
+    def load() -> None:
+        for module in AFTER_DISCOVERY:
+            importlib.import_module(module)
+
+    threading.Thread(target=load, name="sync-imports", daemon=True).start()
 
 
 class SyncSummary(BaseModel):
@@ -232,6 +251,7 @@ def run_sync(
         configs = {n: c for n, c in configured.items() if c.runnable}
         summary.waiting = sorted(n for n, c in configured.items() if c.enabled and not c.runnable)
         summary.servers_configured = len(configs)
+        _import_meanwhile()
         found = _discover(configs, settings, environ, progress)
         with container.writing("sync"):
             _apply_discovery(container, found, summary, configs)
@@ -275,6 +295,8 @@ def _discover(
 def _enrich_and_index(
     container: Container, summary: SyncSummary, progress: Progress | None, enricher: str | None
 ) -> None:
+    from services.write.enriching import enrich_catalog
+
     phase = time.perf_counter()
     enrichers = container.enrichers(enricher)
     enriched = enrich_catalog(
@@ -304,6 +326,8 @@ def _enrich_and_index(
 
 
 def _index(container: Container, progress: Progress | None) -> IndexSummary:
+    from services.shared.indexing import refresh_index
+
     return refresh_index(
         container,
         only_if_stale=True,

@@ -165,3 +165,31 @@ def test_a_backup_put_in_place_of_a_damaged_catalog_brings_keys_and_servers_back
     shutil.copyfile(copy, db)  # the restore of the operator guide
     assert [k["id"] for k in _json(_invoke(["keys", "list"], data))] == [key["id"]]
     assert {s["name"] for s in _json(_invoke(["catalog", "list"], data))} == set(TOOLS)
+
+
+def test_the_gateway_answers_initialize_then_every_call_with_the_damage_and_its_repair(data: Path) -> None:
+    """``serve`` answers the client's initialize before it opens the index (a fast start, issue 42); an
+    index it then cannot serve is no closed connection but each call's answer, saying what to do."""
+    import os
+
+    import anyio
+    from mcp import StdioServerParameters
+    from mcp.client.client import Client
+
+    from tests.support.gateway_helpers import CLI
+
+    hit = damage(data / "index", "truncated vectors.npy")
+    env = {**os.environ, "TOOL_SELECTOR_DATA_DIR": str(data)}
+
+    async def session() -> tuple[str, Any]:
+        params = StdioServerParameters(command=str(CLI), args=["serve"], env=env)
+        async with Client(params, mode="legacy", read_timeout_seconds=60) as client:  # type: ignore[arg-type]
+            listed = [tool.name for tool in (await client.list_tools()).tools]
+            answer = await client.call_tool("resolve_intent", {"query": QUERY})
+        assert "resolve_intent" in listed
+        return "\n".join(getattr(c, "text", "") for c in answer.content), answer
+
+    text, answer = anyio.run(session)
+    assert answer.is_error and answer.structured_content["error"] == "index_damaged"
+    assert answer.structured_content["can_proceed"] is False
+    assert str(hit) in text and REPAIR in text

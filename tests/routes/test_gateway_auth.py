@@ -36,8 +36,8 @@ from tests.support.gateway_helpers import (
     tool_names,
     weather_station_over_http,
 )
-from tool_selector.catalog.admin import Role
 from tool_selector.config.servers import ServerConfig, ServersFile, save_servers
+from tool_selector.core.choices import Role
 from tool_selector.embedding.embedders import HashingEmbedder
 
 pytestmark = pytest.mark.anyio

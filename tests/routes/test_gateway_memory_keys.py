@@ -30,8 +30,8 @@ from tests.support.gateway_helpers import (
     inprocess_http_gateway,
     weather_station_over_http,
 )
-from tool_selector.catalog.admin import Role
 from tool_selector.config.servers import ServerConfig, ServersFile, save_servers
+from tool_selector.core.choices import Role
 from tool_selector.embedding.embedders import MiniLMEmbedder
 
 pytestmark = pytest.mark.anyio

@@ -12,8 +12,9 @@ import pytest
 from services.shared.auth import authenticate, create_key, hash_key
 from services.shared.container import Container
 from tool_selector.catalog import admin
-from tool_selector.catalog.admin import ROLE_SCOPES, ApiKeyRecord, Role, Scope
+from tool_selector.catalog.admin import ROLE_SCOPES, ApiKeyRecord
 from tool_selector.config.settings import Settings
+from tool_selector.core.choices import Role, Scope
 from tool_selector.core.errors import InvalidInputError
 
 

@@ -17,11 +17,10 @@ from pydantic import BaseModel, Field
 
 from tool_selector.catalog.database import HasDatabase
 from tool_selector.config.secrets import mask_launch_text
+from tool_selector.core.choices import Role, Scope
 from tool_selector.core.errors import NotFoundError
 from tool_selector.core.processes import ProcessRef, is_running
 
-Scope = Literal["read", "write", "edit", "import", "call", "approve", "admin"]
-Role = Literal["viewer", "contributor", "editor", "admin"]
 SCOPES: tuple[Scope, ...] = ("read", "write", "edit", "import", "call", "approve", "admin")
 ROLE_SCOPES: dict[Role, tuple[Scope, ...]] = {
     "viewer": ("read",),

@@ -36,13 +36,13 @@ from tool_selector.catalog.files import (
     read_catalog_dir,
 )
 from tool_selector.config.servers import ServerConfig, client_entry_config
+from tool_selector.core.choices import BatchFormat
 from tool_selector.core.errors import CatalogFileError, InvalidInputError
 from tool_selector.core.files import DEFAULT_MAX_FILE_BYTES, read_bytes_limited
 from tool_selector.core.json_limits import MAX_JSON_DEPTH
 from tool_selector.core.models import ServerSpec, ToolSpec
 from tool_selector.core.names import TakenNames, TakenToolNames, copy_problem, tool_copy_problem, tool_id
 
-BatchFormat = Literal["catalog", "csv", "mcpservers"]
 CSV_COLUMNS = ("server", "server_description", "tool", "tool_description", "input_schema", "tags")
 CSV_HINT = (
     f"A CSV batch has a header row naming some of the columns {', '.join(CSV_COLUMNS)}, comma-separated."

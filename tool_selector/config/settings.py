@@ -20,6 +20,7 @@ from pydantic_settings import BaseSettings, InitSettingsSource, PydanticBaseSett
 
 from tool_selector.config.groups import ApiSettings, MemorySettings, TrustSettings
 from tool_selector.config.weaviate import WeaviateSettings
+from tool_selector.core.choices import Backend, Enricher
 from tool_selector.core.errors import ConfigurationError
 from tool_selector.core.files import DEFAULT_MAX_FILE_BYTES, read_settings_toml
 
@@ -210,9 +211,7 @@ class Settings(BaseSettings):
 
     data_dir: Path = Field(default_factory=_default_data_dir, description="catalog database and index")
     cache_dir: Path = Field(default_factory=_default_cache_dir, description="model exports, eval indexes")
-    backend: Literal["embedded", "weaviate"] = Field(
-        default="embedded", description="embedded = a folder on disk, no server; weaviate = see [weaviate]"
-    )
+    backend: Backend = Field("embedded", description="embedded = a folder on disk; weaviate = see [weaviate]")
     embedding_model: Literal["tool-selector-relevance-v1", "all-MiniLM-L6-v2"] = Field(
         default="tool-selector-relevance-v1",
         description="the embedder: tool-selector-relevance-v1 = the relevance model shipped in the package "
@@ -309,7 +308,7 @@ class Settings(BaseSettings):
     discovery_timeout_s: float = Field(
         default=30.0, gt=0, le=600, description="per server: start + initialize + listing tools"
     )
-    enricher: Literal["auto", "offline", "claude", "none"] = Field(
+    enricher: Enricher = Field(
         default="auto", description="auto = claude when an Anthropic API key is set, offline otherwise"
     )
     profile_max_age_days: float = Field(default=7.0, gt=0, description="re-profile after this long")

@@ -9,6 +9,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, computed_field
 
+from tool_selector.core.choices import SearchMode
 from tool_selector.core.hashing import sha256_of, tool_hash
 from tool_selector.core.json_limits import Annotations, InputSchema, OutputSchema, ShallowMetadata
 from tool_selector.core.names import ServerName, ToolName, tool_id  # ids are made and split there
@@ -134,9 +135,6 @@ class MatchType(StrEnum):
     SEMANTIC = "semantic"
     HYBRID = "hybrid"
     REMEMBERED = "remembered"  # the gateway's memory of confirmed choices decided (route/remembered.py)
-
-
-SearchMode = Literal["keyword", "semantic", "hybrid"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from tool_selector.core.arguments import Argument, extract, fits
+from tool_selector.core.choices import SearchMode
 from tool_selector.core.errors import CalibrationError, InvalidInputError
 from tool_selector.core.models import (
     MatchType,
@@ -18,7 +19,6 @@ from tool_selector.core.models import (
     QueryPart,
     Resolution,
     SearchHit,
-    SearchMode,
     ToolCandidate,
     with_score,
 )
