@@ -20,6 +20,7 @@ from routes import api_console, api_memory, api_quarantine
 from routes.api_app import ERROR_RESPONSES, install_error_handlers, lifespan_for, need, ops
 from routes.api_guard import KeyThenBodyLimit
 from routes.ui import mount_console
+from routes.ui.apidocs import mount_api_docs
 from services.api.operations import EnrichmentStats, Health, Operations, ServerStatus
 from services.shared.auth import Principal
 from services.shared.container import Container
@@ -352,6 +353,8 @@ def build_app(settings: Settings, make_container: Callable[[], Container] | None
         description="Find the right MCP server and tool; register and import catalogs. "
         "Every /api/v1 route needs `Authorization: Bearer <key>` (`tool-selector keys create`).",
         lifespan=lifespan_for(make_container or (lambda: Container(settings))),
+        docs_url=None,  # served from the package by mount_api_docs: FastAPI's pages load from a CDN
+        redoc_url=None,
     )
     install_error_handlers(app)
     api = settings.api
@@ -374,4 +377,5 @@ def build_app(settings: Settings, make_container: Callable[[], Container] | None
     app.include_router(api_quarantine.router)
     app.include_router(api_memory.router)
     mount_console(app)
+    mount_api_docs(app)
     return app
