@@ -14,9 +14,13 @@ and tool are remembered in catalog.db (tool_selector/catalog/choices.py); the re
 ``memory.keep_text``. A caller whose key lacks the ``call`` scope neither confirms nor refutes.
 
 A remembered choice is refuted when the agent goes back on it: it deactivates the power the memory
-activated before a successful call, or it asks again in other words (at least ``REPHRASING`` close, not
-the same words: a retry is no correction) and then chooses another power for that request. A new,
-different request refutes nothing.
+activated before a successful call, or it asks again for the same request in other words and then
+chooses another power for it. "The same request in other words": asked before any tool was called after
+the remembered decision (once the agent called a tool, failed or not, it acted on the answer: what it
+asks next is a new request), not with other user's words when both carry them (``resolve_intent``'s
+``request``), at least ``REPHRASING`` close and not the same query (a retry is no correction). A new,
+different request refutes nothing: one after a tool call, one with other user's words, one less close.
+(The same user's words alone do not make the same request: a message of two requests is asked as two.)
 
 How a remembered choice changes a decision is tool_selector/route/remembered.py. Recording is
 bookkeeping: a write that fails (a full disk) is logged and never fails the agent's call. A damaged row
@@ -90,6 +94,8 @@ class _Pending:
     fired: Recalled | None = None  # the remembered choice that made this decision
     doubted: Recalled | None = None  # one that decided a request this one rephrases
     calls: int = 0
+    words: str | None = None  # the hash of the user's own words, when the agent gave them
+    called: bool = False  # a tool was called since: the agent acted on this answer
 
 
 @dataclass
@@ -294,14 +300,17 @@ class ChoiceMemory:
         )
 
     @staticmethod
-    def _doubted(before: _Pending | None, resolution: Resolution) -> Recalled | None:
+    def _doubted(before: _Pending | None, resolution: Resolution, words: str | None) -> Recalled | None:
         """The remembered choice that decided the session's last request (or one it rephrased) when this
-        request rephrases it: other words (a retry of the same words is no correction), at least
-        ``REPHRASING`` close."""
-        if before is None or resolution.vector is None:
-            return None
+        request asks for the same thing in other words: before any tool was called after it, not with
+        other user's words (``words``, a hash, when both requests carry them), at least ``REPHRASING``
+        close; a retry of the same query is no correction. Anything else is a new request: no doubt."""
+        if before is None or before.called or resolution.vector is None:
+            return None  # after a tool call the agent has acted on the answer: this is a new request
+        if words is not None and before.words is not None and words != before.words:
+            return None  # the user said something else: a new request, however close the queries
         if request_hash(resolution.query) == before.request_hash:
-            return before.doubted  # the same words again: what was in doubt still is, nothing more
+            return before.doubted  # the same query again: what was in doubt still is, nothing more
         suspect = before.fired or before.doubted
         close = float(before.vector @ np.asarray(resolution.vector, dtype=np.float32)) >= REPHRASING
         return suspect if close else None
@@ -316,10 +325,11 @@ class ChoiceMemory:
         *,
         principal: str | None = LOCAL,
         confirms: bool = True,
+        words: str | None = None,
     ) -> None:
         """A resolve_intent answered: what it showed waits for the agent's choice. ``confirms``: whether
         the caller may run tools (the ``call`` scope); one that may not leaves nothing to confirm or
-        refute."""
+        refute. ``words``: the user's own words when the agent gave them (``request``), beside its query."""
         if not self.enabled or principal is None:
             return
         with self._lock:
@@ -327,7 +337,8 @@ class ChoiceMemory:
         named = named_tools(resolution, decision, powers, fired)
         if not confirms or resolution.vector is None or decision.parts or not named:
             return
-        doubted = self._doubted(before, resolution)
+        words_hash = request_hash(words) if words is not None else None
+        doubted = self._doubted(before, resolution, words_hash)
         if doubted is not None and fired is not None and doubted.choice.id == fired.choice.id:
             doubted = None  # decided by the same choice again: deactivating it refutes it
         pending = _Pending(
@@ -340,6 +351,7 @@ class ChoiceMemory:
             chosen=decision.power if decision.status == "activated" else None,
             fired=fired,
             doubted=doubted,
+            words=words_hash,
         )
         with self._lock:
             if len(self._pending) >= MAX_SESSIONS:
@@ -391,7 +403,10 @@ class ChoiceMemory:
         power (or, when none was chosen yet, for a power it showed: calling its tool is choosing it)
         confirms the choice."""
         pending = self._current(session, principal)
-        if pending is None or not ok or power not in pending.hashes or tool not in pending.named[power]:
+        if pending is None:
+            return
+        pending.called = True  # whatever the agent asks next is a new request
+        if not ok or power not in pending.hashes or tool not in pending.named[power]:
             return
         if pending.chosen not in (None, power):  # another power was chosen for this request
             return

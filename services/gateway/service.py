@@ -221,19 +221,33 @@ class GatewayService:
         choices (``_remembered``), and the answer shown left to wait for the caller's choice."""
         if not self.memory.enabled or caller.principal is None:
             return self.read_path.decide(query, request=request)
-        return self.read_path.decide(query, request=request, revise=partial(self._remembered, caller))
+        return self.read_path.decide(
+            query, request=request, revise=partial(self._remembered, caller, request)
+        )
 
     def _remembered(
-        self, caller: Caller, resolution: Resolution, decision: Decision, powers: Mapping[str, PowerInfo]
+        self,
+        caller: Caller,
+        words: str | None,
+        resolution: Resolution,
+        decision: Decision,
+        powers: Mapping[str, PowerInfo],
     ) -> Decision:
         """The decision with the caller's memory applied, made with the same index's ``powers``
-        (services/gateway/choices.py)."""
+        (services/gateway/choices.py); ``words``: the user's own words, when the agent gave them."""
         session, principal = caller.session_id, caller.principal
         try:
             remembered, fired = self.memory.decide(session, resolution, decision, powers, principal=principal)
             confirms = may_call(caller.scopes)
             self.memory.on_resolve(
-                session, resolution, remembered, powers, fired, principal=principal, confirms=confirms
+                session,
+                resolution,
+                remembered,
+                powers,
+                fired,
+                principal=principal,
+                confirms=confirms,
+                words=words,
             )
         except Exception:  # the memory only helps: the resolver's own decision stands without it
             logger.warning(

@@ -172,3 +172,26 @@ async def test_a_damaged_row_leaves_every_request_answered_and_is_skipped(
         f"remembered choice {row['id']} is damaged and is not used: its vector is 2 bytes long, not a list "
         f"of float32 values. Repair: tool-selector memory forget {row['id']}"
     ]
+
+
+async def test_a_request_with_other_words_of_the_user_refutes_nothing_however_close_its_query(
+    setup: GatewaySetup, embedder: MiniLMEmbedder
+) -> None:
+    """Issue 42: the agent gives the user's words beside its query (``request``). After a remembered
+    activation, a close query in other words for which the agent chooses the other station refutes the
+    remembered choice when the user's words are the same (the agent rewording the request), never when
+    they are new (a new request)."""
+    key = make_key(setup, embedder, "a")
+    said = "Please echo the reading 21.5 back to me"
+    with inprocess_http_gateway(setup.settings(), embedder) as url:
+        await confirm(url, key, mode="legacy")
+        for words, refuted in (("Now repeat the reading from the other station", 0), (said, 1)):
+            async with http_client(url, key, mode="legacy") as client:
+                first = {"query": REQUEST, "request": said}
+                remembered = answer(await client.call_tool("resolve_intent", first))
+                assert (remembered["status"], remembered.get("match_type")) == ("activated", "remembered")
+                other = {"query": "repeat the weather reading", "request": words}
+                again = answer(await client.call_tool("resolve_intent", other))
+                assert again.get("match_type") != "remembered", again
+                assert not (await client.call_tool("activate_power", {"name": "rooftop"})).is_error
+            assert [(r["power"], r["refuted"]) for r in choices(setup)] == [("garden", refuted)]

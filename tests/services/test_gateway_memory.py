@@ -145,6 +145,54 @@ def test_the_next_different_request_after_a_remembered_activation_refutes_nothin
     assert {c.power: c.refuted for c in remembered(memory)} == {"redis": 0, "memcache": 0}
 
 
+def test_a_request_after_a_call_of_the_remembered_power_is_new_and_refutes_nothing_however_close(
+    memory: ChoiceMemory,
+) -> None:
+    """Issue 42, as played live (demo servers): a remembered "search files for TODO" activated
+    filesystem, its call failed, then "search the git log for TODO" (0.67 close) was served by git and
+    counted the remembered choice refuted once. The agent acted on the answer: what it asks next is new."""
+    fired = _fired(memory)
+    activated = TIE.model_copy(update={"status": "activated", "power": "redis", "matches": None})
+    close = np.array([1.0, 1.0, 1.0, 0.0])  # 0.87 close to the remembered request
+    memory.on_resolve("s", resolution("list my keys", np.ones(4)), activated, POWERS, fired)
+    memory.on_call("s", "redis", "get", ok=False)  # tried, failed
+    memory.on_resolve("s", resolution("list the memcache keys", close), TIE, POWERS, None)
+    memory.on_activate("s", "memcache")
+    memory.on_call("s", "memcache", "get", ok=True)
+    assert {c.power: c.refuted for c in remembered(memory)} == {"redis": 0, "memcache": 0}
+
+
+def test_a_request_in_other_words_of_the_user_is_new_however_close_the_queries(memory: ChoiceMemory) -> None:
+    """With the user's words beside the query (resolve_intent's ``request``): other words of the user
+    are a new request, however close the agent's queries; the same words, reworded close, still doubt;
+    the same words asked far (a message's second request) do not."""
+    fired = _fired(memory)
+    activated = TIE.model_copy(update={"status": "activated", "power": "redis", "matches": None})
+    said, close = "show me what is cached", np.array([1.0, 1.0, 1.0, 0.0])
+    memory.on_resolve("s", resolution("list my keys", np.ones(4)), activated, POWERS, fired, words=said)
+    memory.on_resolve("s", resolution("list all my keys", close), TIE, POWERS, None, words="and in memcache?")
+    memory.on_activate("s", "memcache")
+    assert remembered(memory)[0].refuted == 0  # a new request: other words of the user
+    memory.on_resolve("s", resolution("list my keys", np.ones(4)), activated, POWERS, fired, words=said)
+    memory.on_resolve("s", resolution("list all my keys", close), TIE, POWERS, None, words=said)
+    memory.on_activate("s", "memcache")  # another power for the same words of the user, reworded
+    assert remembered(memory)[0].refuted == 1
+    memory.on_resolve("s", resolution("list my keys", np.ones(4)), activated, POWERS, fired, words=said)
+    far = np.array([1.0, -1, -1, -1])
+    memory.on_resolve("s", resolution("flush memcache", far), TIE, POWERS, None, words=said)
+    memory.on_activate("s", "memcache")
+    assert remembered(memory)[0].refuted == 1
+
+
+def test_a_remembered_power_stopped_after_only_a_failed_call_is_refuted(memory: ChoiceMemory) -> None:
+    fired = _fired(memory)
+    activated = TIE.model_copy(update={"status": "activated", "power": "redis", "matches": None})
+    memory.on_resolve("s", resolution("list my keys", np.ones(4)), activated, POWERS, fired)
+    memory.on_call("s", "redis", "get", ok=False)
+    memory.on_deactivate("s", "redis")
+    assert remembered(memory)[0].refuted == 1
+
+
 def test_only_a_successful_call_of_a_tool_the_answer_named_confirms(tmp_path: Path) -> None:
     settings = Settings(data_dir=tmp_path, memory=MemorySettings(window_calls=8))
     memory = ChoiceMemory(Container(settings, embedder=HashingEmbedder(dim=4)))
