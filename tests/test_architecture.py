@@ -39,6 +39,7 @@ BUDGETS = {
     "services/write": 2650,  # issue 39: the tools a sync leaves out, a servers file saved with its audit
     "services/api": 900,
     "services/gateway": 2500,  # issue 32 the memory, 39 per principal and the gate, 40 the typed answer
+    "services/gateway/memory": 500,  # issue 42: the memory of confirmed choices, moved
     "services/gateway/catalog_query": 760,
     "routes": 1700,
     "routes/cli": 1350,  # one module a command group; issue 31 added `init` and the lazy dispatch

@@ -28,14 +28,14 @@ def _memory_overhead(
     """The memory of confirmed choices on the read path: ``size`` remembered choices (seeded random
     request vectors; powers and tools of the catalog, so that each one is usable) in a copy of the
     catalog database, then per request the resolve alone and the memory's part of a gateway decision
-    (the generation read, the recall and the judge; services/gateway/choices.py), and on the requests
+    (the generation read, the recall and the judge; services/gateway/memory/choices.py), and on the requests
     where the recall runs, the memory's part again right after another API key confirmed a choice (its
     own memory: the remembered choices here are not read again)."""
     import shutil
 
     import numpy as np
 
-    from services.gateway.choices import ChoiceMemory
+    from services.gateway.memory.choices import ChoiceMemory
     from tool_selector.catalog import choices
     from tool_selector.route.tiers import tools_hash
 

@@ -1,5 +1,5 @@
 """``tool-selector lab replay``: a simulated agent drives the gateway service with a dataset's requests,
-to measure what the memory of confirmed choices (services/gateway/choices.py) does with use.
+to measure what the memory of confirmed choices (services/gateway/memory/choices.py) does with use.
 
 Per dataset folder (a small-catalog root gives each of its catalogs), in the eval workspace of its
 catalog (eval/quality/workspace.py; the queries never reach it), with the memory emptied first and last:

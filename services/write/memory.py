@@ -1,5 +1,5 @@
 """``tool-selector memory`` and the REST routes under ``admin``: what the gateway remembers of the
-choices agents confirmed (services/gateway/choices.py), and forgetting it. Forgetting and clearing are
+choices agents confirmed (services/gateway/memory/choices.py), and forgetting it. Forgetting and clearing are
 audited; nothing here leaves the machine."""
 
 from __future__ import annotations

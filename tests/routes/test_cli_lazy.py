@@ -52,7 +52,8 @@ def test_help_lists_every_command_without_importing_what_the_commands_run() -> N
         f"heavy = sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r}))\n"
         "print(' serve ' in out.getvalue() and ' lab ' in out.getvalue(), heavy)\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120)
+    run = [sys.executable, "-c", script]
+    done = subprocess.run(run, capture_output=True, text=True, check=True, timeout=120)
     assert done.stdout.strip() == "True []", (done.stdout, done.stderr)
 
 

@@ -1,4 +1,4 @@
-"""What the gateway records of a session for its memory (services/gateway/choices.py): a choice is
+"""What the gateway records of a session for its memory (services/gateway/memory/choices.py): a choice is
 remembered only after a successful call of the chosen power's tool within the window; a remembered
 choice the agent goes back on is refuted; the request's words are kept only when allowed; nothing is
 recorded with the memory off. Real catalog database; the request vectors are given."""
@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from services.gateway.choices import ChoiceMemory
+from services.gateway.memory.choices import ChoiceMemory
 from services.shared.container import Container
 from tool_selector.catalog import choices as rows
 from tool_selector.config.groups import MemorySettings
@@ -232,7 +232,7 @@ def test_the_memory_sees_a_clear_from_another_process_at_its_next_look(memory: C
 
 
 def test_the_shipped_judge_loads_and_names_its_features() -> None:
-    from services.gateway.choices import shipped_model
+    from services.gateway.memory.choices import shipped_model
 
     model = shipped_model()
     assert isinstance(model, MemoryModel) and model.features == [

@@ -1,7 +1,7 @@
 """The memory of confirmed choices, in the catalog database (table ``choices``).
 
 A row is a request the gateway resolved and the power and tool that then served it: the agent chose the
-power (or the gateway activated it) and a call of that tool succeeded (services/gateway/choices.py). It
+power (or the gateway activated it) and a call of that tool succeeded (services/gateway/memory/choices.py). It
 belongs to the **principal** who confirmed it (``local``: the person over stdio; ``key:<id>``: an API key
 over HTTP) and decides only for that principal. It keeps the request's embedding (``vector``, float32, of
 the request with its arguments taken out), a hash of that text, the embedding model, and the hash of the

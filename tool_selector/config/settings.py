@@ -211,7 +211,7 @@ class Settings(BaseSettings):
 
     data_dir: Path = Field(default_factory=_default_data_dir, description="catalog database and index")
     cache_dir: Path = Field(default_factory=_default_cache_dir, description="model exports, eval indexes")
-    backend: Backend = Field("embedded", description="embedded = a folder on disk; weaviate = see [weaviate]")
+    backend: Backend = Field(default="embedded", description="embedded (a folder on disk) or weaviate")
     embedding_model: Literal["tool-selector-relevance-v1", "all-MiniLM-L6-v2"] = Field(
         default="tool-selector-relevance-v1",
         description="the embedder: tool-selector-relevance-v1 = the relevance model shipped in the package "
