@@ -158,14 +158,19 @@ def bench_cold_start(
 ) -> dict[str, Any]:
     """``tool-selector serve`` started by the mcp client as an agent's client starts it, ``rounds`` times
     on a copy of ``data_dir``: seconds from process start to the answer to ``initialize`` and to the
-    first ``resolve_intent`` answer (medians, min, max). The query must activate nothing, so that no
-    upstream server start is counted."""
+    first ``resolve_intent`` answer (medians, min, max), and from process start to exit of the command
+    line's ``--help``, ``--version`` and ``resolve --json QUERY``. The query must activate nothing, so
+    that no upstream server start is counted."""
     import shutil
 
     with tempfile.TemporaryDirectory(prefix="ts-bench-cold-") as tmp:
         shutil.copytree(data_dir, Path(tmp) / "data", ignore=shutil.ignore_patterns("*.lock"))
         env = _serve_env(settings, Path(tmp) / "data", servers_file)
         runs = [anyio.run(_cold_once, env, query) for _ in range(rounds)]
+        commands = {
+            " ".join(args): [_command_once(env, args) for _ in range(rounds)]
+            for args in (["--help"], ["--version"], ["resolve", "--json", query])
+        }
     statuses = sorted({status for *_, status in runs})
     if "activated" in statuses:
         raise RuntimeError(f"{query!r} activated a power: give a request that activates nothing")
@@ -183,4 +188,14 @@ def bench_cold_start(
         "rounds": rounds,
         "initialize_s": figures([r[0] for r in runs]),
         "first_resolve_intent_s": figures([r[1] for r in runs]),
+        "command_s": {command: figures(times) for command, times in commands.items()},
     }
+
+
+def _command_once(env: dict[str, str], args: list[str]) -> float:
+    """Seconds from process start to exit of ``tool-selector ARGS`` (its output read and dropped)."""
+    import subprocess
+
+    started = time.perf_counter()
+    subprocess.run([str(_CLI), *args], env=env, capture_output=True, check=True, timeout=120)
+    return time.perf_counter() - started

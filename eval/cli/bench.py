@@ -83,8 +83,8 @@ def bench_cold_start_command(
     rounds: Annotated[int, typer.Option(min=1, help="How many cold starts to time")] = 7,
 ) -> None:
     """Time `tool-selector serve` from process start to its answer to `initialize` and to its first
-    resolve_intent answer, started by the mcp client over stdio (the demo data by default: run
-    scripts/demo.sh first)."""
+    resolve_intent answer, started by the mcp client over stdio, and the command line's start to exit
+    (--help, --version, resolve) (the demo data by default: run scripts/demo.sh first)."""
     from eval.bench.gateway import bench_cold_start
 
     with mapped_errors():

@@ -73,6 +73,11 @@ def __getattr__(name: str) -> Any:  # `from routes.cli import app`: the whole ap
 
 def main() -> None:
     command = next((arg for arg in sys.argv[1:] if not arg.startswith("-")), None)
+    if sys.argv[1:] == ["--version"]:  # what the root's eager --version prints, without the commands
+        from tool_selector import installed_version
+
+        print(f"tool-selector {installed_version()}")
+        return
     if command in COMMANDS and "--help" not in sys.argv[1:2]:
         _register(COMMANDS[command])()
     else:
