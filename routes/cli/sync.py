@@ -118,8 +118,10 @@ def init(
     Claude Code's disabledMcpServers), the gateway's own entry and SSE servers are skipped, each printed
     with why. The
     servers file keeps the clients' env and header values, readable by its owner only; nothing printed
-    holds one. A client file linked out of its client's folder is not read. Exit 20 when the sync
-    failed in part."""
+    holds one. A client file linked out of its client's folder is not read. The entry is the command
+    this runs from; run from uvx's (or pipx run's) cache, which a cache clean removes, it says so and
+    prints `uv tool install` of the same source and the entry that gives ("install" in the JSON). Exit
+    20 when the sync failed in part."""
     from services.shared.auth import cli_principal
     from services.shared.container import Container
     from services.write.starter import client_config_paths, init_setup
