@@ -49,6 +49,15 @@ SECONDS=0
   2>"$work/build.log" || { cat "$work/build.log" >&2; fail "uv build"; }
 wheel=$(ls "$work"/dist/tool_selector-*.whl)
 say "wheel $(basename "$wheel") $(du -m "$wheel" | cut -f1) MB, built in $SECONDS s"
+# the wheel holds every module of the five packages and the data they load, and no dataset of the lab
+(cd "$src" && git ls-files 'tool_selector/*.py' 'semantic_enrichment/*.py' 'services/*.py' 'routes/*.py' \
+  'eval/*.py' tool_selector/embedding/relevance/model.onnx tool_selector/calibration/confidence-v2.json \
+  routes/ui/static/index.html) | sort >"$work/wanted.txt"
+.venv/bin/python -c 'import sys, zipfile; print("\n".join(zipfile.ZipFile(sys.argv[1]).namelist()))' "$wheel" \
+  | sort >"$work/wheel.txt"
+missing=$(comm -23 "$work/wanted.txt" "$work/wheel.txt")
+[ -z "$missing" ] || fail "the wheel lacks: $missing"
+! grep -q '^eval/datasets/' "$work/wheel.txt" || fail "the wheel holds eval/datasets"
 
 # a fresh home folder: what the install, init and the client's entry see
 home="$work/home"
