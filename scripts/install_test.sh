@@ -49,7 +49,8 @@ SECONDS=0
   2>"$work/build.log" || { cat "$work/build.log" >&2; fail "uv build"; }
 wheel=$(ls "$work"/dist/tool_selector-*.whl)
 say "wheel $(basename "$wheel") $(du -m "$wheel" | cut -f1) MB, built in $SECONDS s"
-# the wheel holds every module of the five packages and the data they load, and no dataset of the lab
+# the wheel holds every module of the five packages and the data they load, and no data of the lab's
+# datasets (their scripts are modules as setuptools shipped them)
 (cd "$src" && git ls-files 'tool_selector/*.py' 'semantic_enrichment/*.py' 'services/*.py' 'routes/*.py' \
   'eval/*.py' tool_selector/embedding/relevance/model.onnx tool_selector/calibration/confidence-v2.json \
   routes/ui/static/index.html) | sort >"$work/wanted.txt"
@@ -57,7 +58,7 @@ say "wheel $(basename "$wheel") $(du -m "$wheel" | cut -f1) MB, built in $SECOND
   | sort >"$work/wheel.txt"
 missing=$(comm -23 "$work/wanted.txt" "$work/wheel.txt")
 [ -z "$missing" ] || fail "the wheel lacks: $missing"
-! grep -q '^eval/datasets/' "$work/wheel.txt" || fail "the wheel holds eval/datasets"
+! grep -v '\.py$' "$work/wheel.txt" | grep -q '^eval/datasets/' || fail "the wheel holds eval/datasets' data"
 
 # a fresh home folder: what the install, init and the client's entry see
 home="$work/home"
@@ -158,15 +159,16 @@ if entry != {"command": sys.argv[2], "args": ["serve"]} or install is not None:
     raise SystemExit(f"init printed the entry {entry} and the install {install}, not {sys.argv[2]} serve")
 print(f"install-test: init: synced {printed['sync']['tools_added']} tools; entry {entry}")
 PY
+offline=() closed=()
 if unshare -n true 2>/dev/null; then
   offline=(unshare -n) how="no network (unshare -n: a network namespace with no interface up)"
 elif unshare -rn true 2>/dev/null; then
   offline=(unshare -rn) how="no network (unshare -rn: a user and network namespace with no interface up)"
 else  # the kernel refuses namespaces: every request to a proxy on a closed loopback port, uv offline
-  offline=(env http_proxy=http://127.0.0.1:9 https_proxy=http://127.0.0.1:9 HTTP_PROXY=http://127.0.0.1:9
-    HTTPS_PROXY=http://127.0.0.1:9 UV_OFFLINE=1) how="no network (namespaces refused: a closed proxy, UV_OFFLINE=1)"
+  for name in http_proxy https_proxy HTTP_PROXY HTTPS_PROXY; do closed+=("$name=http://127.0.0.1:9"); done
+  closed+=(UV_OFFLINE=1) how="no network (namespaces refused: a closed proxy, UV_OFFLINE=1)"
 fi
-"${offline[@]}" env -i HOME="$home" PATH=/usr/bin:/bin "$py" - "$work/init.json" "$how" <<'PY' \
+"${offline[@]}" env -i HOME="$home" PATH=/usr/bin:/bin "${closed[@]}" "$py" - "$work/init.json" "$how" <<'PY' \
   || fail "the entry init printed, started with no network"
 import json, os, socket, sys, time, anyio
 from mcp import StdioServerParameters
