@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up, then run the linters, the type checker, the layer contract and the whole test suite, then the
-# install test (scripts/install_test.sh: the wheel in a fresh virtualenv without extras; INSTALL_TEST=0
-# skips it, as when you run a few tests: `INSTALL_TEST=0 bash scripts/test.sh tests/routes`).
+# install test (scripts/install_test.sh: `uv tool install` of a clean copy without extras from a fresh home
+# folder, and init's entry started with no network; INSTALL_TEST=0 skips it, as when you run a few tests:
+# `INSTALL_TEST=0 bash scripts/test.sh tests/routes`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh

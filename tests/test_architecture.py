@@ -42,7 +42,8 @@ BUDGETS = {
     "services/gateway/memory": 500,  # issue 42: the memory of confirmed choices, moved
     "services/gateway/catalog_query": 760,
     "routes": 1700,
-    "routes/cli": 1350,  # one module a command group; issue 31 added `init` and the lazy dispatch
+    "routes/cli": 1560,  # one module a command group; issue 31 added `init` and the lazy dispatch; issue 42
+    # the client entry that lasts (entry.py)
     "routes/ui": 200,  # issue 42: the API docs page served from the package (apidocs)
     "eval/quality": 2300,  # issue 32 replay, issue 40 the phrasings, readings of a request, tool order
     "eval/fitting": 1950,  # issue 32 added memory_fit, issue 39 shadow_fit, issue 40 phrasings in lodo,

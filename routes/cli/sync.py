@@ -8,7 +8,7 @@ import json
 import os
 import shlex
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -27,9 +27,9 @@ from routes.cli.base import (
 LEFT_OUT_SHOWN = 20  # left-out tools a person's summary lists one by one
 
 if TYPE_CHECKING:
+    from routes.cli.entry import ClientEntry
     from services.write.starter import InitSummary
     from services.write.sync import SyncSummary
-    from tool_selector.config.settings import Settings
 
 
 @app.command()
@@ -118,8 +118,10 @@ def init(
     Claude Code's disabledMcpServers), the gateway's own entry and SSE servers are skipped, each printed
     with why. The
     servers file keeps the clients' env and header values, readable by its owner only; nothing printed
-    holds one. A client file linked out of its client's folder is not read. Exit 20 when the sync
-    failed in part."""
+    holds one. A client file linked out of its client's folder is not read. The entry is the command
+    this runs from; run from uvx's (or pipx run's) cache, which a cache clean removes, it says so and
+    prints `uv tool install` of the same source and the entry that gives ("install" in the JSON). Exit
+    20 when the sync failed in part."""
     from services.shared.auth import cli_principal
     from services.shared.container import Container
     from services.write.starter import client_config_paths, init_setup
@@ -137,13 +139,14 @@ def init(
             synced = None
             if run_sync and summary.servers:
                 synced = sync_now(container, progress=phase_progress(), enricher=None)
-        entry = gateway_entry(settings)
+        entry = gateway_entry()
         if wants_json(as_json):
             echo_json(
                 {
                     **summary.model_dump(),
                     "sync": synced.model_dump() if synced else None,
-                    "client_entry": entry,
+                    "client_entry": entry.entry,
+                    "install": entry.install.model_dump() if entry.install else None,
                 }
             )
         else:
@@ -152,26 +155,22 @@ def init(
             raise typer.Exit(PARTIAL_EXIT)
 
 
-def gateway_entry(settings: Settings) -> dict[str, Any]:
-    """The ``mcpServers`` entry that runs this installation's gateway, with the folders it was set up
-    with when they are not the defaults."""
-    import sys
+def gateway_entry() -> ClientEntry:
+    """The ``mcpServers`` entry that runs this installation's gateway (or, run from uvx's cache, the one
+    a lasting install gives, with that install), with the folders it was set up with when they are not
+    the defaults."""
+    from routes.cli.entry import client_entry, install_source, running_here, this_install
 
-    script = Path(sys.argv[0])
-    command = str(script.resolve()) if script.name.startswith("tool-selector") else "tool-selector"
-    entry: dict[str, Any] = {"command": command, "args": ["serve"]}
     env = {
-        key: os.environ[key]
+        key: str(Path(os.environ[key]).resolve())
         for key in ("TOOL_SELECTOR_DATA_DIR", "TOOL_SELECTOR_SERVERS_FILE", "TOOL_SELECTOR_CONFIG_FILE")
         if os.environ.get(key)
     }
-    if env:
-        entry["env"] = {key: str(Path(value).resolve()) for key, value in env.items()}
-    return entry
+    return client_entry(running_here(), env=env, source=install_source(*this_install()))
 
 
 def init_text(
-    summary: InitSummary, synced: SyncSummary | None, entry: dict[str, Any], *, searched: bool
+    summary: InitSummary, synced: SyncSummary | None, advice: ClientEntry, *, searched: bool
 ) -> str:
     """What ``init`` did and what to do next, for a person."""
     lines = [f"data folder: {summary.data_dir}"]
@@ -204,9 +203,14 @@ def init_text(
         return "\n".join(lines)
     if synced is None:
         lines.append("next: tool-selector sync (starts each server once and indexes its tools)")
+    entry = advice.entry
+    then = ""
+    if advice.install is not None:
+        lines += [f"{advice.install.why}:", f"  {advice.install.command}"]
+        then = "then "
     snippet = json.dumps({"mcpServers": {"tool-selector": entry}}, indent=2)
     lines += [
-        "add the gateway to Claude Desktop (claude_desktop_config.json) or Cursor (mcp.json):",
+        f"{then}add the gateway to Claude Desktop (claude_desktop_config.json) or Cursor (mcp.json):",
         snippet,
         "or to Claude Code:",
         "  claude mcp add tool-selector"

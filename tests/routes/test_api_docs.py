@@ -109,5 +109,6 @@ def test_the_vendored_swagger_ui_matches_its_provenance_and_ships_its_licence() 
 
 def test_the_wheel_ships_the_swagger_ui_files() -> None:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    shipped = config["tool"]["setuptools"]["package-data"]["routes"]
-    assert any(SWAGGER.relative_to(ROOT / "routes").match(glob.removesuffix("/*")) for glob in shipped)
+    shipped = config["tool"]["hatch"]["build"]["targets"]["wheel"]["include"]
+    folder = "/" + SWAGGER.relative_to(ROOT).as_posix()
+    assert any(glob.removesuffix("/*") == folder for glob in shipped)

@@ -63,7 +63,9 @@ def test_init_imports_the_clients_servers_syncs_and_the_first_resolve_activates(
     assert set(desktop["skipped"]) == {"tool-selector", "old"}
     assert cursor["client"] == "Cursor" and "Cannot read" in cursor["error"]
     assert summary["sync"]["ok"] and summary["sync"]["tools_added"] == 2
-    assert summary["client_entry"] == {"command": str(CLI.resolve()), "args": ["serve"]}
+    # the command as it was started (a link into a tool's environment stays the link), in a lasting place
+    assert summary["client_entry"] == {"command": str(CLI.absolute()), "args": ["serve"]}
+    assert summary["install"] is None
     assert set(json.loads((data / "servers.json").read_text())["mcpServers"]) == {"time"}
 
     answer = _run(home, real_model, "resolve", "--json", "what time is it in Tokyo")
@@ -73,7 +75,7 @@ def test_init_imports_the_clients_servers_syncs_and_the_first_resolve_activates(
     again = _run(home, real_model, "init", "--text", "--no-sync")  # keeps the file, adds nothing
     assert again.returncode == 0, again.stderr
     assert "(kept, added to)" in again.stdout and "skipped time: already configured" in again.stdout
-    assert '"command": "' + str(CLI.resolve()) + '"' in again.stdout
+    assert '"command": "' + str(CLI.absolute()) + '"' in again.stdout
     assert "claude mcp add tool-selector" in again.stdout
 
 
