@@ -279,6 +279,8 @@ def _readme(provenance: dict[str, Any]) -> str:
         "  judges each trained without a family, which the confidence is fitted and judged with.",
         "- `provenance.json`: the settings, the losses and the file's sha256. How it was judged (held out,",
         '  per family left out): docs/measurements.md, "The capability judge".',
+        "- `tokenizer.json` is the base model's: the wheel ships it once, beside the relevance model",
+        "  (tool_selector/embedding/relevance/), and the packaged judge reads that copy.",
     ]
     return "\n".join(lines) + "\n"
 

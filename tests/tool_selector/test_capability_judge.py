@@ -113,3 +113,26 @@ def test_the_verdict_is_on_the_top_powers_first_tool_and_the_request_as_asked() 
     assert resolver.verdict(ranking, terms) == 0.25
     assert judge.asked == [("please do B", "b (t): does B")]
     assert resolver.verdict(Ranking(text="x", vector=np.zeros(3), hits=[], powers=[]), terms) == 0.0
+
+
+def test_the_wheel_ships_the_judges_tokenizer_once_as_the_relevance_models_which_is_the_same(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The wheel leaves out capability/tokenizer.json (pyproject: exclude): the packaged judge then reads
+    the relevance model's, which must be the same bytes; any other folder must hold its own."""
+    from tool_selector.embedding.embedders import RELEVANCE_DIR
+    from tool_selector.resolve import judge
+
+    assert (PACKAGED / "tokenizer.json").read_bytes() == (RELEVANCE_DIR / "tokenizer.json").read_bytes()
+    packaged = tmp_path / "capability"
+    packaged.mkdir()
+    for name in ("judge.onnx", "head.json"):
+        (packaged / name).symlink_to(PACKAGED / name)
+    monkeypatch.setattr(judge, "PACKAGED", packaged)  # the folder as the wheel installs it
+    installed = CapabilityJudge(packaged)
+    request, text = "what time is it in Tokyo", judge_text("get_current_time", "time", "Current time.")
+    assert installed.probability(request, text) == CapabilityJudge().probability(request, text)
+    other = tmp_path / "other"  # a judge `lab judge` wrote, without its tokenizer: incomplete
+    shutil.copytree(packaged, other, symlinks=True)
+    with pytest.raises(CalibrationError, match=r"tokenizer\.json missing"):
+        CapabilityJudge(other)
