@@ -38,7 +38,9 @@ from services.gateway.access import may_call
 from services.gateway.hints import GATEWAY_HINTS
 from services.gateway.tools import INSTRUCTIONS, gateway_tools, proxied_listing
 from tool_selector import installed_version
-from tool_selector.core.errors import ToolSelectorError
+from tool_selector.core.errors import ToolSelectorError, UpstreamError
+from tool_selector.route import messages
+from tool_selector.route.failure import failure_kind
 from tool_selector.trust.text import strip_invisible
 
 if TYPE_CHECKING:  # imported once the client's initialize is answered (``_Starting``): start fast
@@ -205,14 +207,10 @@ def _error_result(tool: str, error: ToolSelectorError) -> types.CallToolResult:
 
 
 def _upstream_tool_error(power: str, tool: str, result: types.CallToolResult) -> types.CallToolResult:
-    """The upstream's own error result, with one sentence added on what to do next."""
-    advice = types.TextContent(
-        type="text",
-        text=(
-            f"The tool {tool!r} of power {power!r} reported the error above. Fix the arguments as it "
-            "says and call it again, or call resolve_intent to look for another tool."
-        ),
-    )
+    """The upstream's own error result, with one sentence added on what to do next, for what its text
+    says failed (tool_selector/route/failure.py: the network, the arguments, or unknown)."""
+    said = " ".join(c.text for c in result.content if isinstance(c, types.TextContent))
+    advice = types.TextContent(type="text", text=messages.tool_failed(power, tool, failure_kind(said)))
     return result.model_copy(update={"content": [*result.content, advice]})
 
 
@@ -228,13 +226,26 @@ async def _dispatch(service: GatewayService, caller: Caller, name: str, args: di
     if name == "call_tool":
         power, tool = args.get("power"), args.get("tool")
         result = await service.call_tool(caller, power, tool, args.get("arguments"))  # type: ignore[arg-type]
-        return _upstream_tool_error(str(power), str(tool), result) if result.is_error else result
-    result = await service.call_namespaced(caller, name, args)
+        power, tool = str(power).strip(), str(tool).strip()  # as the service read them
+    else:
+        result = await service.call_namespaced(caller, name, args)
+        if not result.is_error:
+            return result
+        found = service.proxied_tools().get(name)  # its power and tool; the name may split two ways at "__"
+        power, _, tool = name.partition("__")
+        power, tool = (found[0].name, found[1].name) if found else (power, tool)
     if not result.is_error:
         return result
-    found = service.proxied_tools().get(name)  # its power and tool; the name may split two ways at "__"
-    power, _, tool = name.partition("__")
-    return _upstream_tool_error(*((found[0].name, found[1].name) if found else (power, tool)), result)
+    service.hints.on_error(caller.session_id, power)  # the upstream's own error: a failed call of power
+    return _upstream_tool_error(power, tool, result)
+
+
+def _failed_power(name: str, exc: ToolSelectorError) -> str | None:
+    """The power whose proxied call failed in the world (could not start or be reached, crashed, timed
+    out): an UpstreamError of call_tool or of a power's own tool names its server."""
+    proxied = name == "call_tool" or name not in GATEWAY_HINTS
+    server = exc.details.get("server") if isinstance(exc, UpstreamError) and proxied else None
+    return server if isinstance(server, str) else None
 
 
 def build_server(
@@ -283,7 +294,7 @@ def build_server(
         try:
             result = await _dispatch(service, caller, params.name, dict(params.arguments or {}))
         except ToolSelectorError as exc:
-            service.hints.on_error(caller.session_id)
+            service.hints.on_error(caller.session_id, _failed_power(params.name, exc))
             return _error_result(params.name, exc)
         finally:
             service.hints.flush(caller.session_id)  # one write per call

@@ -46,7 +46,8 @@ def stats(
     sessions: Annotated[int, typer.Option(help="How many recent sessions to show")] = 20,
     as_json: JsonOrText = None,
 ) -> None:
-    """How agents used the gateway, per session: calls, errors, and hints followed or ignored."""
+    """How agents used the gateway, per session: calls, errors (failed upstream calls also per power), and
+    hints followed or ignored."""
     from services.gateway.usage import recent_usage
     from services.shared.container import Container
 
@@ -64,11 +65,17 @@ def stats(
         typer.echo("No gateway sessions recorded yet. Run `tool-selector serve` from an MCP client.")
         return
     header = f"{'session':<34} {'client':<18} {'calls':>5} {'errors':>6}  hints shown/followed/ignored"
-    typer.echo(header)
+    typer.echo(header + "  [failed upstream calls per power]")
+    failed: dict[str, int] = {}
     for s in found:
         hints = "; ".join(f"{k} {v.shown}/{v.followed}/{v.ignored}" for k, v in sorted(s.hints.items()))
         calls = sum(s.calls.values())
-        typer.echo(f"{s.session_id[:34]:<34} {s.client[:18]:<18} {calls:>5} {s.errors:>6}  {hints or '-'}")
+        powers = ", ".join(f"{p} {n}" for p, n in sorted(s.upstream_errors.items()))
+        row = f"{s.session_id[:34]:<34} {s.client[:18]:<18} {calls:>5} {s.errors:>6}  {hints or '-'}"
+        typer.echo(row + (f"  [{powers}]" if powers else ""))
+        failed |= {p: failed.get(p, 0) + n for p, n in s.upstream_errors.items()}
+    if failed:
+        typer.echo("failed upstream calls: " + ", ".join(f"{p} {n}" for p, n in sorted(failed.items())))
     followed = sum(v.followed for s in found for v in s.hints.values())
     ignored = sum(v.ignored for s in found for v in s.hints.values())
     judged = followed + ignored

@@ -215,8 +215,8 @@ def _lines(power: str, tools: Sequence[types.Tool], seen: Collection[str]) -> li
 
 def _candidate(summary: PowerSummary, facts: Facts, *, described: bool) -> Candidate:
     """A candidate power: its best tools, and (``described``: the agent chooses among them) one line of
-    what it does: the operator's words for it (servers.json steering) when there are some, else the first
-    line of its approved description."""
+    what it does: the operator's words for it (servers.json steering) when there are some, else its
+    one-line purpose (trust/shown.py ``server_purpose``: never its instructions)."""
     runnable = facts.runnable
     text = facts.blurbs.get(summary.power) or summary.description
     does = one_line(text, CANDIDATE_CHARS) if described else ""

@@ -5,7 +5,8 @@ Hints never block. ``activate_power`` before any ``resolve_intent`` in a session
 and its answer carries ``PREREQUISITE_SUGGESTED`` with ``can_proceed: true`` (once per session).
 Whether the agent follows a hint is judged by its next call: a call the hint suggested counts as
 followed, any other call as ignored. ``HintTracker`` keeps these counts per session and hands them
-to a sink (the catalog store) so that ``tool-selector stats`` can show them.
+to a sink (the catalog store) so that ``tool-selector stats`` can show them, with the session's errors
+(each failed proxied call also counted for its power).
 """
 
 from __future__ import annotations
@@ -157,7 +158,7 @@ class HintTracker:
         hints = GATEWAY_HINTS.get(name)
         if session is None or hints is None or "resolve_intent" not in hints.prerequisites:
             return None
-        if session.resolved or session.prerequisite_shown:
+        if session.resolved or session.prerequisite_shown:  # shown once, and never after a resolve
             return None
         session.prerequisite_shown = True
         session.pending.append(_Pending(PREREQUISITE_SUGGESTED, frozenset({"resolve_intent"})))
@@ -174,23 +175,22 @@ class HintTracker:
 
     def offer(self, session_id: str, suggestions: list[Suggestion]) -> list[dict[str, Any]]:
         """Record the suggestions an answer carries; returns them as the answer shows them."""
-        session = self._sessions.get(session_id)
-        if session is None or not suggestions:
-            return [s.as_json() for s in suggestions]
-        accepts = frozenset().union(*(s.accepted() for s in suggestions))
-        session.pending.append(_Pending(SUGGESTED_NEXT_ACTIONS, accepts))
-        session.stats.hints.setdefault(SUGGESTED_NEXT_ACTIONS, HintCounts()).shown += 1
+        if (session := self._sessions.get(session_id)) is not None and suggestions:
+            accepts = frozenset().union(*(s.accepted() for s in suggestions))
+            session.pending.append(_Pending(SUGGESTED_NEXT_ACTIONS, accepts))
+            session.stats.hints.setdefault(SUGGESTED_NEXT_ACTIONS, HintCounts()).shown += 1
         return [s.as_json() for s in suggestions]
 
-    def on_error(self, session_id: str) -> None:
-        session = self._sessions.get(session_id)
-        if session is not None:
+    def on_error(self, session_id: str, power: str | None = None) -> None:
+        """Count a failed call; ``power``: a proxied call of that power failed (its error or the world's)."""
+        if (session := self._sessions.get(session_id)) is not None:
             session.stats.errors += 1
+            if power:
+                session.stats.upstream_errors[power] = session.stats.upstream_errors.get(power, 0) + 1
 
     def flush(self, session_id: str) -> None:
         """Hand the session's counts to the sink: once per call, after its answer is made."""
-        session = self._sessions.get(session_id)
-        if session is None or self._sink is None:
+        if (session := self._sessions.get(session_id)) is None or self._sink is None:
             return
         try:
             self._sink(session.stats)

@@ -14,13 +14,13 @@ from tool_selector.resolve.evidence import CatalogTerms
 from tool_selector.route.tiers import PowerInfo
 from tool_selector.search.backend import HeldDocuments
 from tool_selector.trust.limits import cut
-from tool_selector.trust.shown import server_description
+from tool_selector.trust.shown import server_purpose
 
 
 def power_directory(container: Container, servers: Collection[str] | None = None) -> dict[str, PowerInfo]:
-    """Every power (or those of ``servers`` that exist) with its original description and tools, as the
-    router may show them: descriptions cut to the cap, a server description the scanner quarantines
-    withheld (tool_selector/trust/shown.py)."""
+    """Every power (or those of ``servers`` that exist) with its one-line purpose and original tools, as
+    the router may show them: descriptions cut to the cap, a server description the scanner quarantines
+    withheld, never a server's instructions (tool_selector/trust/shown.py: ``server_purpose``)."""
     store = container.store
     tools_by_server: dict[str, list[ToolSummary]] = {}
     records = store.list_servers() if servers is None else _existing(container, servers)
@@ -38,7 +38,9 @@ def power_directory(container: Container, servers: Collection[str] | None = None
         keywords = server.metadata.get("categories") or server.metadata.get("keywords") or []
         directory[server.name] = PowerInfo(
             name=server.name,
-            description=server_description(server.description),
+            description=server_purpose(
+                server.description, server.metadata, [t.name for t in tools_by_server.get(server.name, [])]
+            ),
             keywords=[str(k) for k in keywords] if isinstance(keywords, list) else [str(keywords)],
             tools=tools_by_server.get(server.name, []),
         )

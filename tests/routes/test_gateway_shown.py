@@ -127,9 +127,11 @@ async def test_a_poisoned_tool_description_reaches_the_agent_stripped_everywhere
         assert container.store.get_tool("harbour::tide_times").description == POISONED
 
 
-async def test_server_instructions_that_read_as_an_injection_are_withheld_from_steering_and_descriptions(
+async def test_server_instructions_that_read_as_an_injection_are_withheld_from_steering_and_never_described(
     harbour: GatewaySetup,
 ) -> None:
+    """The server gives no description: discovery stored the start of its instructions as one, and a
+    candidate list or catalog_query shows its one-line purpose instead (issue 42: never instructions)."""
     async with gateway(harbour) as client:
         activated = answer(await client.call_tool("activate_power", {"name": "harbour"}))
         servers = answer(await client.call_tool("catalog_query", {"query_type": "servers"}))
@@ -142,7 +144,7 @@ async def test_server_instructions_that_read_as_an_injection_are_withheld_from_s
     assert activated["steering"].startswith("[withheld by tool-selector")
     assert "prompt injection" in activated["steering"] and "tool-selector scan" in activated["steering"]
     described = {s["name"]: s for s in servers["items"]}["harbour"]["description"]
-    assert described.startswith("[withheld by tool-selector") and profile["description"] == described
+    assert described == "Its tools: tide_chart, tide_log, tide_times." and profile["description"] == described
     matches = resolved.get("matches") or []
     assert [p["does"] for p in matches if p["power"] == "harbour"] in ([], [one_line(described)]), resolved
     assert "harbour" in [p["power"] for p in matches] + resolved.get("available", []), resolved

@@ -351,6 +351,11 @@ class GatewaySessionStats(BaseModel):
     last_seen_at: datetime
     calls: dict[str, int] = Field(default_factory=dict, description="tool name (own or namespaced) -> count")
     errors: int = 0
+    upstream_errors: dict[str, int] = Field(
+        default_factory=dict,
+        description="power -> its calls through the gateway that failed: the tool's own error (isError), "
+        "or the server could not be started or reached, crashed or timed out (counted in errors too)",
+    )
     hints: dict[str, HintCounts] = Field(
         default_factory=dict, description="PREREQUISITE_SUGGESTED / suggested_next_actions -> counts"
     )

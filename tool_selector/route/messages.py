@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from tool_selector.route.failure import FailureKind
+
 ADD_IT = (
     "Tell the user; the operator can add it to this gateway's servers configuration "
     "(`tool-selector servers add NAME ...`, or `servers enable NAME` if it is there but switched off)."
@@ -158,6 +160,23 @@ def instructions_held() -> str:
         "The server's instructions changed since they were approved and wait for an operator's approval, so "
         "they are not shown."
     )
+
+
+def tool_failed(power: str, tool: str, kind: FailureKind) -> str:
+    """The sentence after an upstream tool's own error: what to do next, for its kind (route/failure.py)."""
+    said = f"The tool {tool!r} of power {power!r} reported the error above."
+    if kind == "network":
+        return (
+            f"The tool {tool!r} of power {power!r} could not reach the network or the address it was given "
+            "(the error above): the arguments are not the problem. Check the address with the user, or "
+            "try again later; if it is right, the server's machine cannot reach it: tell the user."
+        )
+    if kind == "arguments":
+        return (
+            f"{said} Fix the arguments as it says and call it again, or call resolve_intent to look for "
+            "another tool."
+        )
+    return f"{said} Do what it says if it names a fix; else tell the user, or call resolve_intent."
 
 
 # -- the route stage's tiers (tool_selector/route/tiers.py), read through REST, CLI and the gateway ------

@@ -6,6 +6,9 @@
 - A server's description and its ``instructions`` (shown as ``steering``) are withheld when the scanner
   says "quarantine": a short note stands in their place (``server_description``, ``server_instructions``).
 - A description is cut to ``limits.DESCRIPTION_CHARS``, whatever was stored (``limits.cut``).
+- Where a server is one candidate among others (resolve answers, catalog_query's servers) it is shown by its
+  one-line purpose (``server_purpose``), never by its ``instructions``: those are the model's steering,
+  read once per session when the power starts.
 
 Stored text is never changed: the catalog, its audit and the operator's routes keep what was written.
 Tool results are not text of the catalog: they pass unchanged, only size-capped
@@ -14,6 +17,7 @@ Tool results are not text of the catalog: they pass unchanged, only size-capped
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any, TypeVar
 
@@ -25,6 +29,7 @@ from tool_selector.trust.text import clean_json
 
 M = TypeVar("M", bound=BaseModel)
 
+PURPOSE_TOOLS = 5  # tools a purpose built from a server's tools names
 WITHHELD = (
     "[withheld by tool-selector: this server's {what} looked like a prompt injection aimed at the model. "
     "An operator can review the text with `tool-selector scan`.]"
@@ -69,3 +74,23 @@ def server_description(text: str) -> str:
 def server_instructions(text: str) -> str:
     """A server's ``instructions`` (its steering for the model) as an agent may read them."""
     return _withheld(text, "instructions", "instructions")
+
+
+def server_purpose(description: str, metadata: Mapping[str, Any], tools: Sequence[str]) -> str:
+    """What a server is for, in one line: the description it gives itself, else the operator's
+    ``steering`` kept at sync (the gateway puts the servers file's steering first: service.py ``_blurbs``),
+    else a line naming its tools. Never its ``instructions``: discovery stands their start in for a
+    missing description (services/write/discovery.py), and that text is written for a model ("Audience:
+    ... an LLM ..."), so a description that is the start of the instructions counts as none. Stored text
+    is not changed: the description stays pinned as it was."""
+    instructions = metadata.get("instructions")
+    own = description.strip()
+    if own and not (isinstance(instructions, str) and instructions.strip().startswith(own)):
+        return server_description(own)
+    steering = metadata.get("steering")
+    if isinstance(steering, str) and steering.strip():
+        return cut(steering.strip())
+    if not tools:
+        return ""
+    end = ", ..." if len(tools) > PURPOSE_TOOLS else "."
+    return cut(f"Its tools: {', '.join(tools[:PURPOSE_TOOLS])}{end}")

@@ -21,7 +21,7 @@ from services.gateway.catalog_query.messages import (
 )
 from tool_selector.catalog.store import CatalogStore
 from tool_selector.core.models import DiscoveryStatus, ToolRecord
-from tool_selector.trust.shown import server_description
+from tool_selector.trust.shown import server_purpose
 
 logger = logging.getLogger(__name__)
 
@@ -156,7 +156,7 @@ class CatalogView:
         name = entry.record.name
         return {
             "server": name,
-            "description": server_description(entry.record.description),
+            "description": _purpose(entry),
             "domain": entry.domain,
             "keywords": entry.keywords(),
             "tool_count": len(entry.tools),
@@ -186,10 +186,15 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
+def _purpose(entry: ServerEntry) -> str:
+    """The server's one-line purpose, never its instructions (tool_selector/trust/shown.py)."""
+    return server_purpose(entry.record.description, entry.record.metadata, [t.name for t in entry.tools])
+
+
 def _server_item(entry: ServerEntry) -> dict[str, Any]:
     return {
         "name": entry.record.name,
-        "description": _clip(server_description(entry.record.description), LIST_DESCRIPTION_CHARS),
+        "description": _clip(_purpose(entry), LIST_DESCRIPTION_CHARS),
         "domain": entry.domain,
         "tool_count": len(entry.tools),
         "keywords": entry.keywords(),
