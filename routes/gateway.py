@@ -36,6 +36,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Too
 from routes.errors import mapping_for, mcp_text
 from services.gateway.access import may_call
 from services.gateway.hints import GATEWAY_HINTS
+from services.gateway.starting import ServiceStart
 from services.gateway.tools import INSTRUCTIONS, gateway_tools, proxied_listing
 from tool_selector import installed_version
 from tool_selector.core.errors import ToolSelectorError, UpstreamError
@@ -43,7 +44,7 @@ from tool_selector.route import messages
 from tool_selector.route.failure import failure_kind
 from tool_selector.trust.text import strip_invisible
 
-if TYPE_CHECKING:  # imported once the client's initialize is answered (``_Starting``): start fast
+if TYPE_CHECKING:  # imported once the client's initialize is answered (services/gateway/starting.py)
     from routes.gateway_auth import RequireKey
     from services.gateway.service import Caller, GatewayService
     from services.shared.container import Container
@@ -77,64 +78,10 @@ class _Notifier:
                 self.sessions.pop(key, None)
 
 
-class _Starting:
-    """The gateway's service, opened after the server is up: the client's ``initialize`` is answered at
-    once (the MCP SDK's imports are the start's floor), while a worker thread imports the services and
-    opens the catalog, the index and the model. A call waits until the service is ready; an index that
-    cannot be served (missing, stale, damaged) is logged at once, answers every call with what to do, and
-    is raised again when the session ends (``tool-selector serve`` exits with its code)."""
-
-    def __init__(self, settings: Settings, make_container: Callable[[], Container] | None) -> None:
-        self.settings, self.make_container = settings, make_container
-        self.ready, self.stop = anyio.Event(), anyio.Event()
-        self.service: GatewayService | None = None
-        self.error: ToolSelectorError | None = None
-
-    def _open(self) -> tuple[Container, Any]:  # a worker thread: the heavy imports, the index, its check
-        from services.resolve.read_path import ReadPath
-        from services.shared.container import Container
-
-        container = self.make_container() if self.make_container is not None else Container(self.settings)
-        try:
-            read_path = ReadPath(container)
-            read_path.snapshot()  # refuses a missing, stale or damaged index, saying what to do
-        except BaseException:
-            container.close()
-            raise
-        return container, read_path
-
-    async def run(self, on_tools_changed: Callable[..., Any]) -> None:
-        try:
-            container, read_path = await anyio.to_thread.run_sync(self._open)
-        except ToolSelectorError as exc:
-            logger.error("the gateway cannot serve: %s", mcp_text(exc))
-            self.error = exc
-            self.ready.set()
-            return
-        from services.gateway.service import GatewayService
-
-        with container:
-            service = GatewayService(
-                container, environ=os.environ, on_tools_changed=on_tools_changed, read_path=read_path
-            )
-            async with service, anyio.create_task_group() as group:
-                group.start_soon(service.warm_up)
-                self.service = service
-                self.ready.set()
-                await self.stop.wait()
-                group.cancel_scope.cancel()
-
-    async def get(self) -> GatewayService:
-        await self.ready.wait()
-        if self.service is None:
-            raise self.error or RuntimeError("the gateway's service did not start")
-        return self.service
-
-
-class GatewayServer(Server[_Starting]):
+class GatewayServer(Server[ServiceStart]):
     """The low-level server with the tools-changed capability advertised on every transport."""
 
-    refused: ToolSelectorError | None = None  # what kept the service from starting (``_Starting``)
+    refused: ToolSelectorError | None = None  # what kept the service from starting (``ServiceStart``)
 
     def create_initialization_options(
         self,
@@ -146,7 +93,7 @@ class GatewayServer(Server[_Starting]):
         return super().create_initialization_options(options, experimental_capabilities, extensions)
 
 
-def _caller(ctx: ServerRequestContext[_Starting], transport: str, process_key: str) -> Caller:
+def _caller(ctx: ServerRequestContext[ServiceStart], transport: str, process_key: str) -> Caller:
     """Who calls: over stdio the local user (one session per process); over HTTP the MCP session (bound
     to its key by routes/gateway_auth.py) and the key, whose id names its memory of confirmed choices. A
     stateless HTTP request has no session: its key's requests share one (``http-stateless-<key id>``),
@@ -174,7 +121,7 @@ def _caller(ctx: ServerRequestContext[_Starting], transport: str, process_key: s
     )
 
 
-def _scopes(ctx: ServerRequestContext[_Starting], transport: str) -> frozenset[str] | None:
+def _scopes(ctx: ServerRequestContext[ServiceStart], transport: str) -> frozenset[str] | None:
     """The scopes of the caller's API key over HTTP (none without one); None over stdio (no keys)."""
     if transport == "stdio":
         return None
@@ -258,8 +205,8 @@ def build_server(
     process_key = f"stdio-{os.getpid()}-{int(time.time())}"
 
     @asynccontextmanager
-    async def lifespan(_: Server[_Starting]) -> AsyncIterator[_Starting]:
-        starting = _Starting(settings, make_container)
+    async def lifespan(_: Server[ServiceStart]) -> AsyncIterator[ServiceStart]:
+        starting = ServiceStart(settings, make_container)
         async with anyio.create_task_group() as group:
             group.start_soon(starting.run, notifier.tools_changed)
             try:
@@ -269,7 +216,7 @@ def build_server(
         server.refused = server.refused or starting.error
 
     async def list_tools(
-        ctx: ServerRequestContext[_Starting], params: types.PaginatedRequestParams | None
+        ctx: ServerRequestContext[ServiceStart], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         service = ctx.lifespan_context.service  # none yet (starting): no power is active either
         proxied = []
@@ -280,7 +227,7 @@ def build_server(
         return types.ListToolsResult(tools=gateway_tools() + proxied)
 
     async def call_tool(
-        ctx: ServerRequestContext[_Starting], params: types.CallToolRequestParams
+        ctx: ServerRequestContext[ServiceStart], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         try:
             service = await ctx.lifespan_context.get()

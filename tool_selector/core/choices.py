@@ -1,7 +1,5 @@
-"""The choices the command line offers, each defined once, here, in a module that imports nothing
-heavy: ``tool-selector --help`` lists every command without importing pydantic-settings, the catalog or
-the services (the modules that use a choice import it from here, so the CLI cannot offer a value they
-refuse, or miss one they accept)."""
+"""The choices the command line offers, each defined once, in a module that imports nothing heavy:
+``tool-selector --help`` lists every command without pydantic-settings, the catalog or the services."""
 
 from __future__ import annotations
 
