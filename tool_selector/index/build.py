@@ -37,13 +37,15 @@ from tool_selector.index.sources import Catalog, read_catalog
 from tool_selector.index.written import indexed_ids, upsert_documents
 from tool_selector.search.backend import SearchBackend
 from tool_selector.search.text import split_identifiers
+from tool_selector.trust.shown import own_description
 
 logger = logging.getLogger(__name__)
 
 DOCUMENT_VERSION = "doc-v2"
-# what an index holds: 2 = tool and server documents (1 = tool documents only). Part of the index mark's
-# key (services/shared/container.py), so an index of an older layout is never taken for current.
-INDEX_LAYOUT = 2
+# what an index holds: 2 = tool and server documents (1 = tool documents only); 3 = a server's
+# instructions no longer stand in for its description (issue 42). Part of the index mark's key
+# (services/shared/container.py), so an index of an older layout is never taken for current.
+INDEX_LAYOUT = 3
 SERVER_DOCUMENT_VERSION = "server-doc-v1"
 MAX_FIELD_CHARS = 4000
 MAX_SENTENCE_CHARS = 200  # one tool's first sentence in its server's document
@@ -85,8 +87,11 @@ def _parameter_names(schema: dict[str, Any]) -> list[str]:
 
 
 def _server_text(server: ServerRecord) -> str:
-    summary = server.metadata.get("summary")
-    parts = [server.description]
+    """The server's own description (else the operator's steering: never its instructions, which
+    discovery stands in for a missing description) and its summary."""
+    summary, steering = server.metadata.get("summary"), server.metadata.get("steering")
+    own = own_description(server.description, server.metadata)
+    parts = [own or (steering.strip() if isinstance(steering, str) else "")]
     if isinstance(summary, str) and summary and summary != server.description:
         parts.append(summary)
     return " ".join(p for p in parts if p)[:MAX_FIELD_CHARS]

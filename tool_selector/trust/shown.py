@@ -76,6 +76,13 @@ def server_instructions(text: str) -> str:
     return _withheld(text, "instructions", "instructions")
 
 
+def own_description(description: str, metadata: Mapping[str, Any]) -> str:
+    """The description a server gives itself, or "" when discovery stood the start of its ``instructions``
+    in for a missing one (text written for a model, which would match every request's words)."""
+    instructions, own = metadata.get("instructions"), description.strip()
+    return "" if isinstance(instructions, str) and instructions.strip().startswith(own) else own
+
+
 def server_purpose(description: str, metadata: Mapping[str, Any], tools: Sequence[str]) -> str:
     """What a server is for, in one line: the description it gives itself, else the operator's
     ``steering`` kept at sync (the gateway puts the servers file's steering first: service.py ``_blurbs``),
@@ -83,9 +90,8 @@ def server_purpose(description: str, metadata: Mapping[str, Any], tools: Sequenc
     missing description (services/write/discovery.py), and that text is written for a model ("Audience:
     ... an LLM ..."), so a description that is the start of the instructions counts as none. Stored text
     is not changed: the description stays pinned as it was."""
-    instructions = metadata.get("instructions")
-    own = description.strip()
-    if own and not (isinstance(instructions, str) and instructions.strip().startswith(own)):
+    own = own_description(description, metadata)
+    if own:
         return server_description(own)
     steering = metadata.get("steering")
     if isinstance(steering, str) and steering.strip():
