@@ -11,10 +11,8 @@ good state and the next run finishes the work.
 from __future__ import annotations
 
 import fcntl
-import importlib
 import logging
 import os
-import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -43,22 +41,6 @@ Progress = Callable[[str, int, int], None]
 SYNC_ACTOR = "sync"  # who the audit log names for changes the sync finds
 QUARANTINE_LISTED = 200
 AUDIT_LEFT_OUT = 100  # left-out tools listed in one audit record (its count says how many there were)
-# what applying, enriching and indexing use, imported while discovery waits for the servers to start
-# (the command's own start is then the SDK's import and the settings, not the index's code)
-AFTER_DISCOVERY = (
-    "tool_selector.catalog.writer",
-    "services.write.enriching",
-    "services.shared.indexing",
-    "tool_selector.search.embedded.backend",
-)
-
-
-def _import_meanwhile() -> None:
-    def load() -> None:
-        for module in AFTER_DISCOVERY:
-            importlib.import_module(module)
-
-    threading.Thread(target=load, name="sync-imports", daemon=True).start()
 
 
 class SyncSummary(BaseModel):
@@ -251,7 +233,6 @@ def run_sync(
         configs = {n: c for n, c in configured.items() if c.runnable}
         summary.waiting = sorted(n for n, c in configured.items() if c.enabled and not c.runnable)
         summary.servers_configured = len(configs)
-        _import_meanwhile()
         found = _discover(configs, settings, environ, progress)
         with container.writing("sync"):
             _apply_discovery(container, found, summary, configs)
