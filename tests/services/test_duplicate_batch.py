@@ -22,14 +22,13 @@ from services.write.duplicates import (
     SIMILAR,
     SIMILAR_WITH_SAME_NAME,
     DuplicateFinder,
-    MatchingMode,
-    MatchScope,
     ToolMatch,
     dedup_text,
     same_name,
 )
 from tool_selector.catalog.batch import ImportBatch
 from tool_selector.config.settings import Settings, TrustSettings
+from tool_selector.core.choices import MatchingMode, MatchScope
 from tool_selector.core.models import CreationMethod, ServerSpec, ToolRecord, ToolSpec
 from tool_selector.embedding.embedders import HashingEmbedder
 

@@ -168,8 +168,8 @@ def tool_failed(power: str, tool: str, kind: FailureKind) -> str:
     if kind == "network":
         return (
             f"The tool {tool!r} of power {power!r} could not reach the network or the address it was given "
-            "(the error above): the arguments are not the problem. Check the address with the user, or "
-            "try again later; if it is right, the server's machine cannot reach it: tell the user."
+            "(the error above). If the address is the one the user meant, the server's machine cannot reach "
+            "it: tell the user (or try again later); calling again with other arguments will not help."
         )
     if kind == "arguments":
         return (

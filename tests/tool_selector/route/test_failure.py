@@ -76,7 +76,7 @@ def test_the_sentence_after_a_network_error_says_the_address_was_unreachable_not
 ):
     said = tool_failed("fetch", "fetch", "network")
     assert "could not reach the network or the address" in said
-    assert "the arguments are not the problem" in said and "Fix the arguments" not in said
+    assert "other arguments will not help" in said and "Fix the arguments" not in said
 
 
 def test_the_sentence_after_an_argument_error_says_to_fix_the_arguments() -> None:
