@@ -27,7 +27,6 @@ from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
-from scipy import sparse
 
 _FORMAT = 1
 _MIN_PENDING = 4096  # entries (or removed rows) never merged below this ...
@@ -226,6 +225,8 @@ class KeywordIndex:
             self._nnz = nnz
             self._n_removed = self._removed_nnz = 0
         n_vocab = len(self._vocab)
+        from scipy import sparse  # here alone: a command that reads no keyword scores never imports scipy
+
         # scipy's linear-time transpose (format conversions keep explicit zeros: pair id 0 stays)
         by_term = sparse.csr_matrix(
             (self._codes[: self._nnz], self._terms[: self._nnz], self._row_ptr[: size + 1]),
