@@ -19,7 +19,8 @@ CATALOG = ROOT / "tool_selector" / "catalog"
 # Lines of Python per package (its own modules, not its subpackages'): files are cut by meaning, and a
 # package that outgrows its budget is split by concern, or its budget raised on purpose, in review.
 BUDGETS = {
-    "tool_selector/core": 1700,  # issue 39 added json_limits (one JSON limit for every door), disk, names
+    "tool_selector/core": 1780,  # issue 39 added json_limits (one JSON limit for every door), disk, names;
+    # issue 43 the one loader of learned files (learned.py)
     "tool_selector/config": 1250,  # issue 39 added secrets and switched-off client entries
     "tool_selector/embedding": 560,
     "tool_selector/catalog": 4200,  # issue 39: choices' principals, JSON limits, live server text, shadows

@@ -17,18 +17,17 @@ only. The file is versioned JSON with its provenance (``tool_selector/calibratio
 
 from __future__ import annotations
 
-import json
 import math
 from functools import cached_property
-from importlib import resources
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tool_selector.core.errors import CalibrationError
-from tool_selector.core.files import DEFAULT_MAX_FILE_BYTES, read_text_limited
+from tool_selector.core.files import DEFAULT_MAX_FILE_BYTES
+from tool_selector.core.learned import read_model_file
 from tool_selector.resolve.evidence import FEATURES
 
 PACKAGED_CALIBRATION = "confidence-v2.json"
@@ -243,58 +242,6 @@ class Calibration(BaseModel):
                 hint="Re-run `tool-selector lab calibrate`, or unset calibration_file to use the packaged "
                 "one.",
             )
-
-
-M = TypeVar("M", bound=BaseModel)
-
-
-def read_model_file(
-    model: type[M],
-    path: Path | None,
-    *,
-    packaged: str,
-    package: str,
-    what: str,
-    expected_format: str,
-    remedy: str,
-    setting: str,
-    limit_bytes: int = DEFAULT_MAX_FILE_BYTES,
-) -> tuple[M, str]:
-    """A fitted model file (``path``, or ``packaged`` inside ``package``) checked for its format and read
-    as ``model``, and where it came from; every failure a CalibrationError that says how to get a good
-    one."""
-    try:
-        if path is None:
-            text = resources.files(package).joinpath(packaged).read_text()
-            where = f"packaged {packaged}"
-        else:
-            text = read_text_limited(path, limit_bytes=limit_bytes, what=what, error=CalibrationError)
-            where = str(path)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CalibrationError(
-            f"Cannot read the {what} {path or packaged}: {exc}.",
-            hint=f"Point {setting} at a file written by {remedy}, or unset it.",
-        ) from exc
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CalibrationError(
-            f"The {what} {where} is not JSON: {exc}.", hint=f"Re-run {remedy} to write a fresh one."
-        ) from exc
-    if isinstance(data, dict) and data.get("format") != expected_format:
-        raise CalibrationError(
-            f"The {what} {where} is in format {data.get('format', 'v1 (no format field)')!r}; "
-            f"this version of tool-selector reads {expected_format!r}.",
-            hint=f"Re-run {remedy} to write one in the current format, or unset {setting} to use the "
-            "packaged one.",
-        )
-    try:
-        return model.model_validate(data), where
-    except ValidationError as exc:
-        raise CalibrationError(
-            f"The {what} {where} is malformed: {exc}.",
-            hint=f"Re-run {remedy} to write a fresh one, or unset {setting}.",
-        ) from exc
 
 
 def load_calibration(path: Path | None = None, *, limit_bytes: int = DEFAULT_MAX_FILE_BYTES) -> Calibration:

@@ -27,6 +27,7 @@ import math
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -43,6 +44,7 @@ FLOOR = 0.35  # no remembered request less close than this is looked at (paraphr
 # activates the same request with other arguments and close rewordings, never a neighbouring request
 ACTIVATE_FROM = 0.75
 FEATURES = ("similarity", "margin", "confirmations", "top3", "rank")
+MEMORY_FORMAT: Literal["tool-selector-memory/1"] = "tool-selector-memory/1"
 
 
 class MemoryModel(BaseModel):
@@ -50,6 +52,7 @@ class MemoryModel(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
+    format: Literal["tool-selector-memory/1"] = MEMORY_FORMAT
     version: str
     features: list[str] = Field(default_factory=lambda: list(FEATURES))
     intercept: float

@@ -28,24 +28,24 @@ Measured figures: docs/operator-guide.md (The scanner, Shadowing by meaning).
 from __future__ import annotations
 
 import itertools
-import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import resources
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from tool_selector.core.errors import ConfigurationError
 from tool_selector.core.hashing import sha256_of
+from tool_selector.core.learned import read_model_file
 from tool_selector.core.models import ToolSpec
 from tool_selector.trust.findings import Finding, prepare, quote
 from tool_selector.trust.names import split_name
 
 MODEL_FILE = "shadow-v1.json"  # tool_selector/calibration/: eval/fitting/shadow_fit.py writes it
+FORMAT: Literal["tool-selector-shadow/1"] = "tool-selector-shadow/1"
 TEXT_VERSION = "shadow-v1"  # in the vector cache's keys: bump when the texts embedded change
 MAX_SENTENCES = 400  # a longer text is read in at most as many groups of consecutive sentences
 MIN_WORDS = 4
@@ -63,6 +63,7 @@ class ShadowModel(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    format: Literal["tool-selector-shadow/1"] = FORMAT
     version: str
     model_id: str = Field(description="the embedding model the meaning thresholds were measured with")
     terms: dict[str, tuple[float, float]]
@@ -97,14 +98,17 @@ def claim_terms(sentence: str) -> list[str]:
 
 def load_shadow_model() -> ShadowModel:
     """The classifier shipped in the package (tool_selector/calibration/shadow-v1.json)."""
-    found = resources.files("tool_selector.calibration").joinpath(MODEL_FILE)
-    try:
-        return ShadowModel.model_validate(json.loads(found.read_text(encoding="utf-8")))
-    except (OSError, ValueError) as exc:
-        raise ConfigurationError(
-            f"The shadowing classifier {MODEL_FILE} of the package cannot be read: {exc}.",
-            hint="Reinstall tool-selector, or refit it with `tool-selector lab shadow-fit`.",
-        ) from exc
+    model, _ = read_model_file(
+        ShadowModel,
+        None,
+        packaged=MODEL_FILE,
+        package="tool_selector.calibration",
+        what="shadowing classifier",
+        expected_format=FORMAT,
+        remedy="`tool-selector lab shadow-fit`",
+        setting=None,
+    )
+    return model
 
 
 class Embeds(Protocol):

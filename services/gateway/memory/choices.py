@@ -44,9 +44,11 @@ import numpy as np
 from services.shared.container import Container
 from tool_selector.catalog import choices as rows
 from tool_selector.core.errors import ToolSelectorError
+from tool_selector.core.learned import read_model_file
 from tool_selector.core.models import Decision, MatchType, Resolution
 from tool_selector.core.names import tool_of
 from tool_selector.route.remembered import (
+    MEMORY_FORMAT,
     ChoiceIndex,
     MemoryModel,
     Recalled,
@@ -76,8 +78,19 @@ Observer = Callable[[str, "Recalled | None", float], None]
 def shipped_model() -> MemoryModel | None:
     """The memory's judge shipped in the package (tool_selector/calibration/memory-v1.json); None only
     before the first ``lab memory-fit`` wrote it (then the memory records but never decides)."""
-    found = resources.files("tool_selector.calibration").joinpath(MODEL_FILE)
-    return MemoryModel.model_validate_json(found.read_text(encoding="utf-8")) if found.is_file() else None
+    if not resources.files("tool_selector.calibration").joinpath(MODEL_FILE).is_file():
+        return None
+    model, _ = read_model_file(
+        MemoryModel,
+        None,
+        packaged=MODEL_FILE,
+        package="tool_selector.calibration",
+        what="memory's judge",
+        expected_format=MEMORY_FORMAT,
+        remedy="`tool-selector lab memory-fit`",
+        setting=None,
+    )
+    return model
 
 
 @dataclass

@@ -16,7 +16,8 @@ from pydantic import BaseModel, Field
 
 from tool_selector.core.errors import CalibrationError
 from tool_selector.core.files import DEFAULT_MAX_FILE_BYTES
-from tool_selector.resolve.confidence import TreeEnsemble, read_model_file
+from tool_selector.core.learned import read_model_file
+from tool_selector.resolve.confidence import TreeEnsemble
 from tool_selector.resolve.rerank.features import RANK_FEATURES
 
 PACKAGED_RANKER = "ranker-v1.json"
