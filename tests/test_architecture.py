@@ -23,7 +23,10 @@ BUDGETS = {
     # issue 43 the one loader of learned files (learned.py)
     "tool_selector/config": 1250,  # issue 39 added secrets and switched-off client entries
     "tool_selector/embedding": 560,
-    "tool_selector/catalog": 4200,  # issue 39: choices' principals, JSON limits, live server text, shadows
+    "tool_selector/catalog": 3500,  # issue 39: choices' principals, JSON limits, live server text, shadows;
+    # issue 43 moved the file readers out (catalog_files) and merged the writer with its approvals mixin
+    "tool_selector/catalog_files": 760,  # issue 43: the catalog folder and batch formats, parsers without
+    # SQL, moved out of the catalog (the write path and the lab read files; neither needs the database)
     "tool_selector/trust": 3000,  # issue 39 added likeness (shadowing judged by the catalog's meaning)
     "tool_selector/search": 1050,
     "tool_selector/search/embedded": 1300,

@@ -35,7 +35,7 @@ from services.write.catalog import import_catalog_dir
 from services.write.enriching import enrich_catalog
 from services.write.servers import add_server
 from services.write.sync import run_sync
-from tool_selector.catalog.files import read_catalog_dir
+from tool_selector.catalog_files.folder import read_catalog_dir
 from tool_selector.config.servers import ServerConfig
 from tool_selector.config.settings import Settings, TrustSettings
 from tool_selector.core.choices import Role, Scope

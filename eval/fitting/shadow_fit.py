@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from eval.extras import lab_import
-from tool_selector.catalog.files import read_catalog_dir
+from tool_selector.catalog_files.folder import read_catalog_dir
 from tool_selector.core.errors import InvalidInputError
 from tool_selector.core.models import ToolSpec
 from tool_selector.embedding.embedders import relevance_embedder, relevance_model_id

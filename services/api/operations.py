@@ -28,8 +28,8 @@ from services.write import importing, registry
 from services.write.sync import SyncSummary, last_sync, run_sync
 from tool_selector.catalog import admin
 from tool_selector.catalog.admin import AuditRecord, JobRecord, JobState
-from tool_selector.catalog.batch import ImportBatch
 from tool_selector.catalog.browse import BrowseState, ToolRow, browse_tools
+from tool_selector.catalog_files.batch import ImportBatch
 from tool_selector.core.choices import SearchMode
 from tool_selector.core.models import DiscoveryStatus, ServerProfile, ToolCandidate, ToolRecord
 

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from tool_selector.catalog.files import Problems, decode_text, read_catalog_dir
+from tool_selector.catalog_files.folder import Problems, decode_text, read_catalog_dir
 from tool_selector.core.errors import CatalogFileError
 from tool_selector.core.files import DEFAULT_MAX_FILE_BYTES, read_bytes_limited
 from tool_selector.core.names import tool_id

@@ -11,10 +11,10 @@ from services.shared.container import Container
 from services.shared.policy import origin_mode
 from services.shared.writing import writes
 from services.write.registry import operator_owned, taken_server_names
-from tool_selector.catalog.batch import ImportBatch, parse_batch_body, read_batch_file
 from tool_selector.catalog.database import backup
-from tool_selector.catalog.files import read_catalog_dir
 from tool_selector.catalog.rows import ImportSummary
+from tool_selector.catalog_files.batch import ImportBatch, parse_batch_body, read_batch_file
+from tool_selector.catalog_files.folder import read_catalog_dir
 from tool_selector.core.choices import BatchFormat
 from tool_selector.core.models import CreationMethod, ServerRecord
 from tool_selector.trust.limits import refuse_oversize

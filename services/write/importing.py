@@ -33,8 +33,8 @@ from services.write.registry import (
     pending_text,
     refresh,
 )
-from tool_selector.catalog.batch import ImportBatch
 from tool_selector.catalog.server_pins import ServerText
+from tool_selector.catalog_files.batch import ImportBatch
 from tool_selector.config.servers import ServersFile, load_servers, save_servers
 from tool_selector.core.errors import CatalogFileError, NotFoundError
 from tool_selector.core.hashing import sha256_of

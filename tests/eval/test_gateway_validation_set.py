@@ -10,7 +10,7 @@ import pytest
 
 from eval.quality.dataset import Query, check_dataset_dir, load_queries
 from tests.support.paths import EXAMPLES, GATEWAY_DEMO
-from tool_selector.catalog.files import read_catalog_dir
+from tool_selector.catalog_files.folder import read_catalog_dir
 from tool_selector.config.servers import load_servers
 
 DATASET = GATEWAY_DEMO

@@ -26,7 +26,7 @@ from services.write.duplicates import (
     dedup_text,
     same_name,
 )
-from tool_selector.catalog.batch import ImportBatch
+from tool_selector.catalog_files.batch import ImportBatch
 from tool_selector.config.settings import Settings, TrustSettings
 from tool_selector.core.choices import MatchingMode, MatchScope
 from tool_selector.core.models import CreationMethod, ServerSpec, ToolRecord, ToolSpec

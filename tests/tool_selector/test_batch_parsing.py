@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.support.paths import DATA
-from tool_selector.catalog.batch import (
+from tool_selector.catalog_files.batch import (
     BatchProblem,
     ImportBatch,
     parse_batch_body,

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from routes.cli import app
 from tests.support.paths import DEMO_CATALOG
-from tool_selector.catalog.files import read_catalog_dir
+from tool_selector.catalog_files.folder import read_catalog_dir
 from tool_selector.core.errors import CatalogFileError
 
 SERVERS = [

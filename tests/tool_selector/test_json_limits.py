@@ -15,8 +15,8 @@ from pydantic import ValidationError
 from typer.testing import CliRunner
 
 from routes.cli import app
-from tool_selector.catalog.batch import parse_csv
-from tool_selector.catalog.files import read_catalog_dir
+from tool_selector.catalog_files.batch import parse_csv
+from tool_selector.catalog_files.folder import read_catalog_dir
 from tool_selector.config.servers import read_client_config
 from tool_selector.core.errors import CatalogFileError
 from tool_selector.core.json_limits import MAX_JSON_DEPTH, SCHEMA_CHARS, WITHHELD_KEY, json_depth, read_json

@@ -10,8 +10,8 @@ import pytest
 from pydantic import ValidationError
 
 from tests.support.paths import BENCHMARKS
-from tool_selector.catalog.batch import parse_catalog_json, parse_csv, parse_mcp_servers, problems_of
-from tool_selector.catalog.files import read_catalog_dir
+from tool_selector.catalog_files.batch import parse_catalog_json, parse_csv, parse_mcp_servers, problems_of
+from tool_selector.catalog_files.folder import read_catalog_dir
 from tool_selector.core.errors import CatalogFileError
 from tool_selector.core.models import ServerSpec, ToolSpec
 from tool_selector.core.names import shown_name, split_tool_id, tool_id

@@ -1,1 +1,2 @@
-"""The catalog: the embedded database that is the source of truth, and readers of catalog files."""
+"""The catalog: the embedded database that is the source of truth (its readers of files are
+``tool_selector/catalog_files``)."""

@@ -10,7 +10,7 @@ Enricher = Literal["auto", "offline", "claude", "none"]  # the settings' ``enric
 SearchMode = Literal["keyword", "semantic", "hybrid"]
 MatchingMode = Literal["auto", "force_create", "match_only"]  # registration: services/write/duplicates.py
 MatchScope = Literal["server", "catalog"]
-BatchFormat = Literal["catalog", "csv", "mcpservers"]  # tool_selector/catalog/batch.py
+BatchFormat = Literal["catalog", "csv", "mcpservers"]  # tool_selector/catalog_files/batch.py
 # what an API key may do, and the roles that bundle them: tool_selector/catalog/admin.py
 Scope = Literal["read", "write", "edit", "import", "call", "approve", "admin"]
 Role = Literal["viewer", "contributor", "editor", "admin"]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.paths import BENCHMARKS
-from tool_selector.catalog.files import read_catalog_dir
+from tool_selector.catalog_files.folder import read_catalog_dir
 from tool_selector.trust.batch import Definition, scan_catalog
 
 FLAGGED_BUDGET = 0.005  # issue 15: at most 0.5 % of real tools flagged, none quarantined

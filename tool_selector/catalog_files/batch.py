@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from tool_selector.catalog.files import (
+from tool_selector.catalog_files.folder import (
     FORMAT_HINT,
     BatchProblem,
     Problems,
