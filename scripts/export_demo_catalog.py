@@ -29,6 +29,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from services.upstream.connector import StdioHttpConnector
 from services.write.discovery import DiscoveredServer, discover_servers
 from tool_selector.config.servers import load_servers
 from tool_selector.config.settings import load_settings
@@ -82,6 +83,7 @@ def export(servers_file: Path, out: Path) -> int:
     configs = {n: c for n, c in load_servers(settings.servers_path).mcpServers.items() if c.enabled}
     found = discover_servers(
         configs,
+        connector=StdioHttpConnector(),
         concurrency=settings.discovery_concurrency,
         timeout_s=settings.discovery_timeout_s,
         environ=dict(os.environ),

@@ -29,7 +29,8 @@ from mcp.client.client import Client
 from services.gateway.tokens import account_tokens
 from services.resolve.read_path import ReadPath
 from services.shared.container import Container
-from services.shared.upstream import list_all_tools, open_session
+from services.upstream.connector import StdioHttpConnector
+from services.upstream.session import list_all_tools
 from tool_selector.config.servers import get_server_config, load_servers
 from tool_selector.config.settings import Settings
 
@@ -63,7 +64,7 @@ async def _direct_start(name: str, servers_file: Path, rounds: int) -> list[floa
     times = []
     for _ in range(rounds):
         started = time.perf_counter()
-        async with open_session(name, config, environ=os.environ) as upstream:
+        async with StdioHttpConnector().open(name, config, environ=os.environ) as upstream:
             await list_all_tools(upstream.session)
             times.append(time.perf_counter() - started)
     return times

@@ -8,10 +8,11 @@
     └── reaper             stops servers idle longer than ``idle_timeout_s``
 
 Only names from the operator's configuration can be started: the manager is given a function that
-reads that configuration, and nothing an agent sends can add a command. At most ``max_active``
-servers run at once; activating one more stops the least recently used first. Each server runs in
-a task of the manager's own task group, so leaving the ``async with`` (gateway exit, SIGTERM,
-client disconnect) stops every one of them: no orphan processes.
+reads that configuration, and nothing an agent sends can add a command. It opens each session through
+the ``Connector`` it is given (services/upstream/connector.py: real processes and urls by default).
+At most ``max_active`` servers run at once; activating one more stops the least recently used first.
+Each server runs in a task of the manager's own task group, so leaving the ``async with`` (gateway
+exit, SIGTERM, client disconnect) stops every one of them: no orphan processes.
 """
 
 from __future__ import annotations
@@ -30,14 +31,8 @@ from anyio.abc import TaskGroup
 from mcp import MCPError, types
 
 from services.gateway.results import capped_result
-from services.shared.upstream import (
-    Phase,
-    UpstreamSession,
-    list_all_tools,
-    open_session,
-    stderr_tail,
-    upstream_error,
-)
+from services.upstream.connector import Connector
+from services.upstream.session import Phase, UpstreamSession, list_all_tools, stderr_tail, upstream_error
 from services.write.quarantine import LiveCheck
 from tool_selector.config.servers import ServerConfig
 from tool_selector.config.settings import GatewaySettings
@@ -103,6 +98,7 @@ class PowerManager:
         self,
         configs: Callable[[], Mapping[str, ServerConfig]],
         *,
+        connector: Connector,
         environ: Mapping[str, str],
         settings: GatewaySettings,
         vet: VetCallback,
@@ -110,6 +106,7 @@ class PowerManager:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._configs = configs
+        self._connector = connector
         self.vet = vet
         self._environ = dict(environ)
         self.settings = settings
@@ -256,7 +253,7 @@ class PowerManager:
             power.errlog = errlog
             try:
                 with anyio.CancelScope(deadline=anyio.current_time() + timeout) as scope:
-                    async with open_session(
+                    async with self._connector.open(
                         power.name, power.config, environ=self._environ, errlog=errlog, on_phase=enter
                     ) as upstream:
                         power.phase = "list_tools"

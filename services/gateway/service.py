@@ -127,6 +127,7 @@ class GatewayService:
         self._reindex_pending = False  # an activation's holds wait for a write under way to end
         self.powers = PowerManager(
             configs or (lambda: load_servers(settings.servers_path).mcpServers),
+            connector=container.connector,
             environ=environ,
             settings=settings.gateway,
             vet=self._vet,

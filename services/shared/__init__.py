@@ -1,2 +1,2 @@
-"""What every use case shares: the composition root, the live resolver, API keys, upstream sessions
-and the index refresh."""
+"""What every use case shares: the composition root, the live resolver, API keys and the index
+refresh."""

@@ -2,11 +2,12 @@
 
 It owns the catalog store (one connection per thread) and its writer (with the shadowing check, over the
 shipped relevance model and the catalog's vector cache), the writer lock of the data folder, the
-embedder, the search backend (with its field boosts), the calibration, the resolver and the enrichers
-(with their Claude client).
+embedder, the search backend (with its field boosts), the calibration, the resolver, the enrichers
+(with their Claude client) and the connector to the upstream MCP servers (services/upstream).
 Tests pass a ready component instead (``embedder=``, ``backend=``, ``calibration=``, ``enrichers=``,
-``shadow_embedder=``). The shadowing check reads the shipped relevance model's vectors: a container given
-a test double of another model as its embedder has no shadowing check by meaning unless it is given one.
+``shadow_embedder=``, ``connector=``). The shadowing check reads the shipped relevance model's vectors:
+a container given a test double of another model as its embedder has no shadowing check by meaning
+unless it is given one.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from tool_selector.core.errors import ConfigurationError
 # model, the search, the resolver, the enrichers), never all of it (issue 42: every start paid ~2 s)
 if TYPE_CHECKING:
     from semantic_enrichment.base import Enrichers
+    from services.upstream.connector import Connector
     from tool_selector.catalog.writer import CatalogWriter
     from tool_selector.config.settings import Settings
     from tool_selector.embedding.embedders import Embedder
@@ -70,6 +72,7 @@ class Container:
         db_path: Path | None = None,
         ranker: RankerModel | None = None,
         shadow_embedder: Embeds | None = None,
+        connector: Connector | None = None,
     ) -> None:
         self.settings = settings
         self._embedder = embedder
@@ -77,6 +80,7 @@ class Container:
         self._backend = backend
         self._calibration = calibration
         self._ranker = ranker
+        self._connector = connector
         self._enrichers_override = enrichers
         self._index_dir = index_dir or settings.index_dir
         self._db_path = db_path or settings.db_path
@@ -275,6 +279,18 @@ class Container:
         from tool_selector.resolve.rerank.model import load_ranker
 
         return load_ranker(self.settings.ranker_file, limit_bytes=self.settings.max_file_bytes)
+
+    # -- upstream servers ------------------------------------------------------------------------
+
+    @cached_property
+    def connector(self) -> Connector:
+        """What opens a session with a configured MCP server (discovery, the gateway's powers): the
+        stdio / streamable HTTP one unless the container was given another."""
+        if self._connector is not None:
+            return self._connector
+        from services.upstream.connector import StdioHttpConnector
+
+        return StdioHttpConnector()
 
     # -- enrichment ------------------------------------------------------------------------------
 

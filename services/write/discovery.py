@@ -3,7 +3,8 @@
 ``discover_one`` never raises for a server's failure (crash, hang, bad command, non-MCP output,
 HTTP error, missing ``${VAR}``): it returns a ``DiscoveredServer`` with ``ok=False``, the phase it
 reached and a sentence saying what happened and what to do. ``discover_servers`` runs many at once,
-each under its own deadline, so one slow or broken server costs only its own time.
+each under its own deadline, so one slow or broken server costs only its own time. Sessions are opened
+by the ``Connector`` the caller passes (services/upstream/connector.py; the sync passes the container's).
 """
 
 from __future__ import annotations
@@ -20,14 +21,8 @@ import anyio
 from mcp import types
 from pydantic import BaseModel, Field, ValidationError
 
-from services.shared.upstream import (
-    Phase,
-    UpstreamSession,
-    list_all_tools,
-    open_session,
-    stderr_tail,
-    upstream_error,
-)
+from services.upstream.connector import Connector
+from services.upstream.session import Phase, UpstreamSession, list_all_tools, stderr_tail, upstream_error
 from tool_selector.config.servers import ServerConfig
 from tool_selector.core.errors import ToolSelectorError, UpstreamError
 from tool_selector.core.models import ServerSpec, ToolSpec
@@ -177,7 +172,7 @@ async def _list(name: str, config: ServerConfig, upstream: UpstreamSession, prog
 
 
 async def discover_one(
-    name: str, config: ServerConfig, *, timeout_s: float, environ: Mapping[str, str]
+    name: str, config: ServerConfig, *, connector: Connector, timeout_s: float, environ: Mapping[str, str]
 ) -> DiscoveredServer:
     """Start, initialize and list one server under one deadline (``config.timeout_s`` wins)."""
     deadline = config.timeout_s or timeout_s
@@ -187,7 +182,7 @@ async def discover_one(
     with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
         try:
             with anyio.move_on_after(deadline) as scope:
-                async with open_session(
+                async with connector.open(
                     name, config, environ=environ, errlog=errlog, on_phase=progress.enter
                 ) as upstream:
                     await _list(name, config, upstream, progress)
@@ -218,6 +213,7 @@ async def discover_one(
 async def discover_all(
     configs: Mapping[str, ServerConfig],
     *,
+    connector: Connector,
     concurrency: int,
     timeout_s: float,
     environ: Mapping[str, str],
@@ -231,7 +227,9 @@ async def discover_all(
 
     async def run(name: str) -> None:
         async with limiter:
-            found = await discover_one(name, configs[name], timeout_s=timeout_s, environ=environ)
+            found = await discover_one(
+                name, configs[name], connector=connector, timeout_s=timeout_s, environ=environ
+            )
         results[name] = found
         if on_done is not None:
             on_done(found)
@@ -245,6 +243,7 @@ async def discover_all(
 def discover_servers(
     configs: Mapping[str, ServerConfig],
     *,
+    connector: Connector,
     concurrency: int,
     timeout_s: float,
     environ: Mapping[str, str],
@@ -252,6 +251,12 @@ def discover_servers(
 ) -> list[DiscoveredServer]:
     """``discover_all`` in an event loop of its own (call it from synchronous code only)."""
     run = functools.partial(
-        discover_all, configs, concurrency=concurrency, timeout_s=timeout_s, environ=environ, on_done=on_done
+        discover_all,
+        configs,
+        connector=connector,
+        concurrency=concurrency,
+        timeout_s=timeout_s,
+        environ=environ,
+        on_done=on_done,
     )
     return anyio.run(run)

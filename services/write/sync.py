@@ -33,6 +33,7 @@ from tool_selector.core.models import CreationMethod, DiscoveryState, DiscoveryS
 
 if TYPE_CHECKING:
     from services.shared.container import Container
+    from services.upstream.connector import Connector
     from tool_selector.index.build import IndexSummary
 
 logger = logging.getLogger(__name__)
@@ -233,7 +234,7 @@ def run_sync(
         configs = {n: c for n, c in configured.items() if c.runnable}
         summary.waiting = sorted(n for n, c in configured.items() if c.enabled and not c.runnable)
         summary.servers_configured = len(configs)
-        found = _discover(configs, settings, environ, progress)
+        found = _discover(configs, settings, container.connector, environ, progress)
         with container.writing("sync"):
             _apply_discovery(container, found, summary, configs)
             _remove_unconfigured(container, set(configs), summary)
@@ -251,6 +252,7 @@ def run_sync(
 def _discover(
     configs: Mapping[str, ServerConfig],
     settings: Settings,
+    connector: Connector,
     environ: Mapping[str, str] | None,
     progress: Progress | None,
 ) -> list[DiscoveredServer]:
@@ -266,6 +268,7 @@ def _discover(
 
     return discover_servers(
         configs,
+        connector=connector,
         concurrency=settings.discovery_concurrency,
         timeout_s=settings.discovery_timeout_s,
         environ=dict(os.environ if environ is None else environ),

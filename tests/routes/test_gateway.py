@@ -3,19 +3,22 @@
 handshake-era client) or the SDK's direct path (a 2026 client).
 
 Two set-ups:
-- fast: the weather station (tests/servers/flaky_server.py's server) served over streamable HTTP from
-  a thread, synced and indexed with the HashingEmbedder; no process starts, no model loads.
+- fast: the weather station (tests/servers/flaky_server.py's server) served in memory by the in-memory
+  connector (tests/support/memory_connector.py) under two names, synced and indexed with the
+  HashingEmbedder; no process starts, no model loads. A configured command that does not exist is
+  started for real (it fails at once).
 - real (slow): mcp-server-time, the weather station and a server that never answers as real processes,
-  synced and indexed with the real model, for what only a process shows (a crash, a hang, an exit).
+  synced and indexed with the real model, for what only a process shows (an exit mid-call, a start that
+  hangs, a stopped process) and for what the real model reads.
 
 Lifetime, signals and the HTTP transport of the ``serve`` process are in test_gateway_process.py.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
-from collections.abc import Iterator
 from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -29,6 +32,7 @@ from routes.cli import app
 from services.gateway.tools import INSTRUCTIONS
 from services.shared.container import Container
 from services.write.sync import run_sync
+from tests.servers.flaky_server import build_server as build_weather_station
 from tests.support.gateway_helpers import (
     GatewaySetup,
     Notifications,
@@ -37,8 +41,8 @@ from tests.support.gateway_helpers import (
     text,
     tool_names,
     wait_exited,
-    weather_station_over_http,
 )
+from tests.support.memory_connector import InMemoryConnector
 from tool_selector.config.servers import ServerConfig, ServersFile, save_servers
 from tool_selector.embedding.embedders import HashingEmbedder, MiniLMEmbedder
 
@@ -52,24 +56,24 @@ STEERING = "Readings are in Celsius."
 # --------------------------------------------------------------------------- the fast set-up
 
 
-@pytest.fixture(scope="module")
-def weather_url() -> Iterator[str]:
-    with weather_station_over_http() as url:
-        yield url
+def stations() -> InMemoryConnector:
+    """The weather station in memory as ``weather`` and as ``station`` (a new server each session)."""
+    station = functools.partial(build_weather_station, in_process=True)
+    return InMemoryConnector({"weather": station, "station": station})
 
 
 @pytest.fixture(scope="module")
-def fast_template(tmp_path_factory: pytest.TempPathFactory, weather_url: str) -> GatewaySetup:
-    """The weather station synced (discovered over HTTP, offline enrichment, hashing index); then, as
+def fast_template(tmp_path_factory: pytest.TempPathFactory) -> GatewaySetup:
+    """The weather station synced (discovered in memory, offline enrichment, hashing index); then, as
     an operator might, a second power on the same station and a server that cannot start configured."""
     base = tmp_path_factory.mktemp("fast-gateway")
     setup = GatewaySetup(base / "data", base / "cache", base / "servers.json")
-    configs = {"weather": ServerConfig(url=weather_url, steering=STEERING)}
+    configs = {"weather": ServerConfig(command="weather-station", steering=STEERING)}
     save_servers(setup.servers_file, ServersFile(mcpServers=configs))
-    with Container(setup.settings(enricher="offline"), embedder=HASHING) as container:
+    with Container(setup.settings(enricher="offline"), embedder=HASHING, connector=stations()) as container:
         summary = run_sync(container)
         assert summary.ok, summary.failed
-    configs["station"] = ServerConfig(url=weather_url)
+    configs["station"] = ServerConfig(command="weather-station")
     configs["broken"] = ServerConfig(command=str(base / "no-such-server"), args=["--flag"])
     save_servers(setup.servers_file, ServersFile(mcpServers=configs))
     return setup
@@ -88,9 +92,13 @@ def fast_gateway(
     notifications: Notifications | None = None,
     *,
     mode: str = "legacy",
+    connector: InMemoryConnector | None = None,
     **settings: object,
 ) -> AbstractAsyncContextManager[Client]:
-    return inprocess_gateway(setup.settings(**settings), HASHING, notifications, mode=mode)
+    connector = connector or stations()
+    return inprocess_gateway(
+        setup.settings(**settings), HASHING, notifications, mode=mode, connector=connector
+    )
 
 
 async def test_the_gateway_lists_its_five_tools_says_how_to_use_them_and_that_the_list_changes(
@@ -293,6 +301,38 @@ async def test_a_2026_client_gets_tools_changed_on_its_listen_stream(fast: Gatew
         assert "weather__echo" in tool_names(await client.list_tools())
 
 
+async def test_a_hanging_call_times_out_with_advice_and_the_power_keeps_serving(fast: GatewaySetup) -> None:
+    async with fast_gateway(fast, gateway_call_timeout_s=1) as client:
+        hung = await client.call_tool("call_tool", {"power": "weather", "tool": "hang", "arguments": {}})
+        assert hung.is_error and "did not answer 'hang' within 1 s" in text(hung)
+        assert "Next step:" in text(hung)
+        echoed = await client.call_tool("weather__echo", {"text": "still here"})
+        assert not echoed.is_error and text(echoed) == "still here"
+
+
+async def test_a_power_whose_session_ends_is_reported_its_tools_go_and_it_can_be_activated_again(
+    fast: GatewaySetup,
+) -> None:
+    """The gateway's side of a crash (the upstream's end of the session closes); the real process that
+    exits mid-call is in the slow part below."""
+    notes, connector = Notifications(), stations()
+    async with fast_gateway(fast, notes, connector=connector) as client:
+        await client.call_tool("activate_power", {"name": "weather"})
+        await notes.wait()
+        assert "weather__echo" in tool_names(await client.list_tools())
+        assert await connector.crash("weather") == 1
+        crashed = await client.call_tool("weather__echo", {"text": "12.5 C"})
+        assert crashed.is_error and "closed the connection" in text(crashed), text(crashed)
+        assert "Next step:" in text(crashed)
+        await notes.wait()
+        assert "weather__echo" not in tool_names(await client.list_tools())
+        again = answer(await client.call_tool("activate_power", {"name": "weather"}))
+        assert "already active" not in again["message"]  # started anew
+        echoed = await client.call_tool("weather__echo", {"text": "13 C"})
+        assert not echoed.is_error and text(echoed) == "13 C"
+    assert connector.opened["weather"] == 2
+
+
 # --------------------------------------------------------------------------- real processes, real model
 
 
@@ -378,16 +418,6 @@ async def test_a_crashed_upstream_is_reported_its_tools_go_and_it_can_be_activat
         again = answer(await client.call_tool("activate_power", {"name": "weather"}))
         assert "ready" not in again and "already active" not in again["message"]  # started anew
         assert int(text(await client.call_tool("weather__whoami", {}))) != first_pid
-
-
-async def test_a_hanging_call_times_out_with_advice_and_the_server_keeps_serving(
-    gateway_setup: GatewaySetup, embedder: MiniLMEmbedder
-) -> None:
-    async with real_gateway(gateway_setup, embedder) as client:
-        hung = await client.call_tool("call_tool", {"power": "weather", "tool": "hang", "arguments": {}})
-        assert hung.is_error and "did not answer 'hang' within 3 s" in text(hung)
-        echoed = await client.call_tool("weather__echo", {"text": "still here"})
-        assert text(echoed) == "still here"
 
 
 async def test_a_server_that_never_initializes_times_out_and_leaves_no_process(

@@ -3,7 +3,8 @@
 ``python paged_server.py N`` serves the tools ``tool_0`` .. ``tool_{N-1}``; each page but the last
 carries a ``nextCursor``. ``--repeat-cursor`` makes every page return the same cursor, like a buggy
 server that would loop a naive client forever. ``--long-name`` adds, first, a tool whose name is
-longer than the catalog accepts; ``--duplicate`` adds, last, a second ``tool_0``.
+longer than the catalog accepts; ``--duplicate`` adds, last, a second ``tool_0``. ``build_server(argv)``
+gives the same server to serve another way (tests/support/memory_connector.py: in memory).
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from mcp.server.stdio import stdio_server
 PAGE = 2
 
 
-def main() -> None:
-    count = int(sys.argv[1])
-    repeat = "--repeat-cursor" in sys.argv
+def build_server(argv: list[str]) -> Server:
+    """The server that ``python paged_server.py *argv`` runs."""
+    count = int(argv[0])
+    repeat = "--repeat-cursor" in argv
     tools = [
         types.Tool(
             name=f"tool_{i}",
@@ -29,12 +31,12 @@ def main() -> None:
         )
         for i in range(count)
     ]
-    if "--long-name" in sys.argv:
+    if "--long-name" in argv:
         tools.insert(
             0, types.Tool(name="x" * 301, description="Too long a name.", input_schema={"type": "object"})
         )
         count += 1
-    if "--duplicate" in sys.argv:
+    if "--duplicate" in argv:
         tools.append(types.Tool(name="tool_0", description="The impostor.", input_schema={"type": "object"}))
         count += 1
 
@@ -46,7 +48,11 @@ def main() -> None:
         next_cursor = None if end >= count else ("2" if repeat else str(end))
         return types.ListToolsResult(tools=tools[start:end], next_cursor=next_cursor)
 
-    server: Server = Server("paged", version="1.0.0", on_list_tools=list_tools)
+    return Server("paged", version="1.0.0", on_list_tools=list_tools)
+
+
+def main() -> None:
+    server = build_server(sys.argv[1:])
 
     async def run() -> None:
         async with stdio_server() as (read, write):

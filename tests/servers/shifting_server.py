@@ -7,7 +7,8 @@ optionally, what the server says of itself at ``initialize`` (``"title"``, ``"de
 ``"website_url"``) and a ``"gate"``: the path of a named pipe (FIFO) the server opens and reads one
 line from before it answers anything, so a test decides when its start goes on (no timing involved).
 Instructions and the server's own text are read at each start; every tool answers a call with the
-text ``called <name>``.
+text ``called <name>``. ``build_server(path)`` gives the same server (after its gate) to serve another
+way (tests/support/memory_connector.py: in memory).
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 
 
-def _spec() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))
+def _spec(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return data
 
 
@@ -54,21 +55,21 @@ def _wait_at_gate(spec: dict[str, Any]) -> None:
             fifo.readline()
 
 
-def main() -> None:
-    spec = _spec()
-    _wait_at_gate(spec)
+def build_server(path: Path) -> Server:
+    """The server of the tools file ``path``, as it says of itself now (its tools: at each listing)."""
+    spec = _spec(path)
 
     async def list_tools(
         ctx: ServerRequestContext, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[_tool(t) for t in _spec()["tools"]])
+        return types.ListToolsResult(tools=[_tool(t) for t in _spec(path)["tools"]])
 
     async def call_tool(
         ctx: ServerRequestContext, params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         return types.CallToolResult(content=[types.TextContent(type="text", text=f"called {params.name}")])
 
-    server: Server = Server(
+    return Server(
         "shifting",
         version="1.0.0",
         title=spec.get("title") or None,
@@ -78,6 +79,12 @@ def main() -> None:
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+
+
+def main() -> None:
+    path = Path(sys.argv[1])
+    server = build_server(path)
+    _wait_at_gate(_spec(path))
 
     async def run() -> None:
         async with stdio_server() as (read, write):

@@ -1,6 +1,7 @@
-"""MCP discovery against real servers: the seven demo servers (PyPI and npm), small scripts under
-``tests/servers/`` for the failures real servers rarely show on demand, and the everything server
-over streamable HTTP."""
+"""MCP discovery: the listing's rules (pages, names left out or listed twice) against the servers of
+``tests/servers/`` in memory (the in-memory connector: the fast loop); against real processes what only
+they show: the seven demo servers (PyPI and npm), a crash with its stderr, a hang, a cancelled start,
+the child's environment, and the everything server over streamable HTTP."""
 
 from __future__ import annotations
 
@@ -16,8 +17,11 @@ from pathlib import Path
 import anyio
 import pytest
 
-from services.shared.upstream import list_all_tools, open_session
+from services.upstream.connector import StdioHttpConnector
+from services.upstream.session import list_all_tools, open_session
 from services.write.discovery import DiscoveredServer, discover_one, discover_servers
+from tests.servers.paged_server import build_server as paged_server
+from tests.support.memory_connector import InMemoryConnector
 from tests.support.paths import SERVERS
 from tests.support.upstreams import ServerScript
 from tool_selector.config.servers import ServerConfig
@@ -32,6 +36,15 @@ EXPECTED_TOOLS = {
     "memory": {"create_entities", "create_relations", "read_graph", "search_nodes"},
     "sequential-thinking": {"sequentialthinking"},
 }
+
+
+REAL = StdioHttpConnector()
+IN_MEMORY = ServerConfig(command="in-memory")  # a name the in-memory connector serves: never started
+
+
+def paged(name: str, *argv: str) -> InMemoryConnector:
+    """``name`` served in memory by tests/servers/paged_server.py with ``argv``; others start for real."""
+    return InMemoryConnector({name: lambda: paged_server(list(argv))})
 
 
 def crashing() -> ServerConfig:
@@ -121,7 +134,12 @@ def test_the_seven_demo_servers_are_discovered_concurrently_with_their_real_tool
 ) -> None:
     finished: list[str] = []
     found = discover_servers(
-        demo_servers, concurrency=8, timeout_s=30, environ=environ, on_done=lambda d: finished.append(d.name)
+        demo_servers,
+        connector=REAL,
+        concurrency=8,
+        timeout_s=30,
+        environ=environ,
+        on_done=lambda d: finished.append(d.name),
     )
     assert [d.name for d in found] == list(demo_servers)  # input order, whatever the finishing order
     assert sorted(finished) == sorted(demo_servers)
@@ -143,7 +161,7 @@ def test_a_demo_server_carries_its_server_info_keywords_instructions_and_tool_an
     demo_servers: dict[str, ServerConfig], environ: dict[str, str]
 ) -> None:
     configs = {n: demo_servers[n] for n in ("time", "everything")}
-    found = by_name(discover_servers(configs, concurrency=2, timeout_s=30, environ=environ))
+    found = by_name(discover_servers(configs, connector=REAL, concurrency=2, timeout_s=30, environ=environ))
     time_server = found["time"].server
     assert time_server is not None
     assert time_server.metadata == {
@@ -168,16 +186,18 @@ def test_a_demo_server_carries_its_server_info_keywords_instructions_and_tool_an
 
 
 def test_a_server_that_crashes_at_start_fails_with_its_stderr_and_the_others_still_succeed(
-    demo_servers: dict[str, ServerConfig], environ: dict[str, str]
+    environ: dict[str, str],
 ) -> None:
-    configs = {"crash": crashing(), "time": demo_servers["time"]}
-    found = by_name(discover_servers(configs, concurrency=2, timeout_s=30, environ=environ))
+    configs = {"crash": crashing(), "paged": IN_MEMORY}  # a real process exiting at once, one in memory
+    found = by_name(
+        discover_servers(configs, connector=paged("paged", "3"), concurrency=2, timeout_s=30, environ=environ)
+    )
     crash = found["crash"]
     assert not crash.ok and crash.server is None and crash.tools == []
     assert crash.phase == "initialize"
     assert "cannot open the database /nonexistent/db.sqlite (permission denied)" in crash.error
     assert "crashing_server.py" in crash.error  # says what to run by hand
-    assert found["time"].ok
+    assert found["paged"].ok and len(found["paged"].tools) == 3
 
 
 def test_a_hanging_server_times_out_in_its_phase_is_killed_and_does_not_hold_up_the_others(
@@ -191,7 +211,7 @@ def test_a_hanging_server_times_out_in_its_phase_is_killed_and_does_not_hold_up_
         "hang": server_script("hanging_server.py", str(pid_file)),
         "time": demo_servers["time"].model_copy(update={"timeout_s": 30.0}),  # its own deadline wins
     }
-    found = by_name(discover_servers(configs, concurrency=2, timeout_s=2.0, environ=environ))
+    found = by_name(discover_servers(configs, connector=REAL, concurrency=2, timeout_s=2.0, environ=environ))
     hang = found["hang"]
     assert not hang.ok
     assert hang.phase == "initialize"
@@ -232,7 +252,7 @@ def test_cancelling_an_open_session_terminates_the_server_process(
 
 def test_a_command_that_does_not_exist_fails_cleanly_at_start(environ: dict[str, str]) -> None:
     config = ServerConfig(command="/nonexistent/bin/mcp-server-nothing", args=["--flag"])
-    found = anyio.run(lambda: discover_one("nothing", config, timeout_s=5, environ=environ))
+    found = anyio.run(lambda: discover_one("nothing", config, connector=REAL, timeout_s=5, environ=environ))
     assert (found.ok, found.phase) == (False, "start")
     assert "could not be started (No such file or directory)" in found.error
     assert "/nonexistent/bin/mcp-server-nothing --flag" in found.error
@@ -240,7 +260,7 @@ def test_a_command_that_does_not_exist_fails_cleanly_at_start(environ: dict[str,
 
 def test_a_program_that_prints_something_other_than_mcp_fails_cleanly(environ: dict[str, str]) -> None:
     config = ServerConfig(command=sys.executable, args=["-c", "print('hello, not JSON-RPC')"])
-    found = anyio.run(lambda: discover_one("chatty", config, timeout_s=10, environ=environ))
+    found = anyio.run(lambda: discover_one("chatty", config, connector=REAL, timeout_s=10, environ=environ))
     assert (found.ok, found.phase) == (False, "initialize")
     assert "closed the connection while initializing" in found.error
 
@@ -248,7 +268,7 @@ def test_a_program_that_prints_something_other_than_mcp_fails_cleanly(environ: d
 def test_a_missing_variable_in_the_configuration_fails_that_server_only(environ: dict[str, str]) -> None:
     script = [str(SERVERS / "env_server.py"), "X"]  # never started: the variable is missing
     config = ServerConfig(command=sys.executable, args=script, env={"X": "${TOOL_SELECTOR_TEST_UNSET}"})
-    found = anyio.run(lambda: discover_one("env", config, timeout_s=10, environ=environ))
+    found = anyio.run(lambda: discover_one("env", config, connector=REAL, timeout_s=10, environ=environ))
     assert (found.ok, found.phase) == (False, "start")
     assert "${TOOL_SELECTOR_TEST_UNSET}" in found.error and "Export TOOL_SELECTOR_TEST_UNSET" in found.error
 
@@ -267,32 +287,29 @@ def test_open_session_raises_an_upstream_error_naming_the_phase_and_the_stderr()
 # -- pagination ---------------------------------------------------------------------------------------
 
 
-def test_tools_listed_in_pages_all_come_back_once_in_order(
-    server_script: ServerScript, environ: dict[str, str]
-) -> None:
+def test_tools_listed_in_pages_all_come_back_once_in_order(environ: dict[str, str]) -> None:
+    connector = paged("paged", "7")
     found = anyio.run(
-        lambda: discover_one("paged", server_script("paged_server.py", "7"), timeout_s=10, environ=environ)
+        lambda: discover_one("paged", IN_MEMORY, connector=connector, timeout_s=10, environ=environ)
     )
     assert found.ok, found.error
     assert [t.name for t in found.tools] == [f"tool_{i}" for i in range(7)]
     assert found.warnings == []
 
 
-def test_a_repeated_page_cursor_stops_the_listing_with_a_warning(
-    server_script: ServerScript, environ: dict[str, str]
-) -> None:
-    config = server_script("paged_server.py", "7", "--repeat-cursor")
-    found = anyio.run(lambda: discover_one("loop", config, timeout_s=10, environ=environ))
+def test_a_repeated_page_cursor_stops_the_listing_with_a_warning(environ: dict[str, str]) -> None:
+    connector = paged("loop", "7", "--repeat-cursor")
+    found = anyio.run(
+        lambda: discover_one("loop", IN_MEMORY, connector=connector, timeout_s=10, environ=environ)
+    )
     assert found.ok, found.error
     assert [t.name for t in found.tools] == ["tool_0", "tool_1", "tool_2", "tool_3"]
     assert found.warnings == ["the server repeated the page cursor '2'; listing stopped there"]
 
 
-def test_listing_stops_after_the_page_limit_with_a_note(server_script: ServerScript) -> None:
+def test_listing_stops_after_the_page_limit_with_a_note() -> None:
     async def main() -> list[str]:
-        async with open_session(
-            "paged", server_script("paged_server.py", "9"), environ=os.environ
-        ) as upstream:
+        async with paged("paged", "9").open("paged", IN_MEMORY, environ=os.environ) as upstream:
             listing = await list_all_tools(upstream.session, max_pages=2)
         assert listing.notes == ["the tool list has more than 2 pages; only the first ones were read"]
         return [t.name for t in listing.tools]
@@ -318,7 +335,7 @@ def test_variables_in_the_configuration_reach_the_child_and_nothing_else_of_the_
         },
     )
     env = environ | {"TOOL_SELECTOR_TEST_SECRET": "s3cr3t", "TOOL_SELECTOR_TEST_PRIVATE": "private"}
-    found = anyio.run(lambda: discover_one("env", config, timeout_s=10, environ=env))
+    found = anyio.run(lambda: discover_one("env", config, connector=REAL, timeout_s=10, environ=env))
     assert found.ok, found.error
     shown = {t.name: t.description for t in found.tools}
     assert shown["show_SHOWN"] == "token=s3cr3t"
@@ -352,6 +369,7 @@ def test_a_streamable_http_server_is_discovered_by_url(everything_http: str, env
                 url=everything_http, headers={"X-Test": "${TOOL_SELECTOR_TEST_H:-h}"}
             )
         },
+        connector=REAL,
         concurrency=1,
         timeout_s=30,
         environ=environ,
@@ -365,7 +383,9 @@ def test_a_streamable_http_server_is_discovered_by_url(everything_http: str, env
 
 def test_an_http_url_with_nothing_listening_fails_cleanly(environ: dict[str, str]) -> None:
     url = f"http://127.0.0.1:{free_port()}/mcp"
-    found = anyio.run(lambda: discover_one("nobody", ServerConfig(url=url), timeout_s=10, environ=environ))
+    found = anyio.run(
+        lambda: discover_one("nobody", ServerConfig(url=url), connector=REAL, timeout_s=10, environ=environ)
+    )
     assert (found.ok, found.phase) == (False, "start")
     assert "could not be reached" in found.error and url in found.error
 
@@ -375,29 +395,31 @@ def test_an_http_server_that_answers_404_fails_naming_the_status_and_the_path(
 ) -> None:
     url = everything_http.replace("/mcp", "/not-mcp")
     found = anyio.run(
-        lambda: discover_one("wrong-path", ServerConfig(url=url), timeout_s=10, environ=environ)
+        lambda: discover_one(
+            "wrong-path", ServerConfig(url=url), connector=REAL, timeout_s=10, environ=environ
+        )
     )
     assert (found.ok, found.phase) == (False, "initialize")
     assert "answered HTTP 404 while initializing" in found.error
     assert "Check the url's path" in found.error and url in found.error
 
 
-def test_a_tool_the_catalog_cannot_hold_is_left_out_and_named_with_why(
-    server_script: ServerScript, environ: dict[str, str]
-) -> None:
-    config = server_script("paged_server.py", "3", "--long-name")
-    found = anyio.run(lambda: discover_one("long", config, timeout_s=10, environ=environ))
+def test_a_tool_the_catalog_cannot_hold_is_left_out_and_named_with_why(environ: dict[str, str]) -> None:
+    connector = paged("long", "3", "--long-name")
+    found = anyio.run(
+        lambda: discover_one("long", IN_MEMORY, connector=connector, timeout_s=10, environ=environ)
+    )
     assert found.ok, found.error
     assert [t.name for t in found.tools] == ["tool_0", "tool_1", "tool_2"]
     assert [(out.server, out.tool) for out in found.left_out] == [("long", "x" * 300)]
     assert "at most 300 characters" in found.left_out[0].reason
 
 
-def test_a_tool_name_listed_twice_keeps_the_first_with_a_warning(
-    server_script: ServerScript, environ: dict[str, str]
-) -> None:
-    config = server_script("paged_server.py", "3", "--duplicate")
-    found = anyio.run(lambda: discover_one("twice", config, timeout_s=10, environ=environ))
+def test_a_tool_name_listed_twice_keeps_the_first_with_a_warning(environ: dict[str, str]) -> None:
+    connector = paged("twice", "3", "--duplicate")
+    found = anyio.run(
+        lambda: discover_one("twice", IN_MEMORY, connector=connector, timeout_s=10, environ=environ)
+    )
     assert found.ok, found.error
     assert [(t.name, t.description) for t in found.tools] == [
         ("tool_0", "Tool number 0."),

@@ -28,6 +28,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from routes.gateway import build_server, http_app
 from services.shared.container import Container
+from services.upstream.connector import Connector
 from services.write.sync import run_sync
 from tests.servers.flaky_server import build_server as build_weather_station
 from tests.support.paths import ROOT, SERVERS
@@ -207,13 +208,17 @@ async def inprocess_gateway(
     notifications: Notifications | None = None,
     *,
     mode: str = "legacy",
+    connector: Connector | None = None,
 ) -> AsyncIterator[Client]:
     """The server object ``tool-selector serve`` runs (``routes.gateway.build_server``) with the mcp
     Client connected to it in this process: in-memory streams for a handshake-era client (``legacy``),
-    the SDK's direct in-process path for a 2026 one (``auto``). The container shares ``embedder``."""
-    server = build_server(
-        settings, transport="stdio", make_container=lambda: Container(settings, embedder=embedder)
-    )
+    the SDK's direct in-process path for a 2026 one (``auto``). The container shares ``embedder`` and
+    opens the powers through ``connector`` (default: real processes and urls)."""
+
+    def make_container() -> Container:
+        return Container(settings, embedder=embedder, connector=connector)
+
+    server = build_server(settings, transport="stdio", make_container=make_container)
     handler = notifications.handle if notifications is not None else None
     async with Client(server, mode=mode, message_handler=handler, read_timeout_seconds=60) as client:  # type: ignore[arg-type]
         yield client

@@ -1,4 +1,4 @@
-"""No orphans: upstream servers die with the process that started them (services/shared/lifeline.py),
+"""No orphans: upstream servers die with the process that started them (services/upstream/lifeline.py),
 also when it is killed with SIGKILL and cannot shut them down; tested with real ``tool-selector
 sync`` and ``serve`` processes and a server that ignores a closed stdin and SIGTERM, as does its
 child. And the launcher in front of a server changes nothing the server sees."""
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from services.shared import lifeline
+from services.upstream import lifeline
 from tests.support.gateway_helpers import CLI, wait_exited
 from tests.support.orphans import pid_reports
 from tests.support.upstreams import ServerScript

@@ -13,11 +13,13 @@ import httpx2
 import pytest
 from mcp import MCPError, types
 
-from services.shared.upstream import open_session, upstream_error
+from services.upstream.connector import StdioHttpConnector
+from services.upstream.session import open_session, upstream_error
 from services.write.discovery import discover_one
 from tool_selector.config.servers import ServerConfig
 from tool_selector.core.errors import ForbiddenError
 
+REAL = StdioHttpConnector()
 TOKEN = "sk-live-literal-4242"
 RESOLVED = "resolved-from-environ-9191"
 PASSWORD = "url-password-6464"
@@ -43,7 +45,7 @@ def test_a_server_that_prints_its_secrets_and_exits_fails_with_an_error_that_hol
         env={"API_TOKEN": TOKEN, "REF": "${VAULT_REF}"},
     )
     environ = {"PATH": "/usr/bin:/bin", "VAULT_REF": RESOLVED}
-    found = anyio.run(lambda: discover_one("vault", config, timeout_s=30, environ=environ))
+    found = anyio.run(lambda: discover_one("vault", config, connector=REAL, timeout_s=30, environ=environ))
     assert not found.ok and "bad token" in found.error, found.error
     assert TOKEN not in found.error and RESOLVED not in found.error and "opt-token-7373" not in found.error
     assert "--token '***'" in found.error  # what to run by hand, its values hidden
@@ -52,7 +54,8 @@ def test_a_server_that_prints_its_secrets_and_exits_fails_with_an_error_that_hol
 def test_an_http_server_that_cannot_be_reached_is_named_without_its_credentials_or_query_values() -> None:
     url = f"http://deploy:{PASSWORD}@127.0.0.1:{unused_port()}/mcp?token={QUERY}"
     config = ServerConfig(url=url, headers={"Authorization": "Bearer ${DOCS_TOKEN}"})
-    found = anyio.run(lambda: discover_one("docs", config, timeout_s=30, environ={"DOCS_TOKEN": RESOLVED}))
+    environ = {"DOCS_TOKEN": RESOLVED}
+    found = anyio.run(lambda: discover_one("docs", config, connector=REAL, timeout_s=30, environ=environ))
     assert not found.ok and "could not be reached" in found.error, found.error
     assert PASSWORD not in found.error and QUERY not in found.error
     assert "http://***:***@127.0.0.1:" in found.error and "/mcp?token=***" in found.error

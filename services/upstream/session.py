@@ -1,6 +1,7 @@
 """One client session with one configured MCP server ("upstream"), over stdio or streamable HTTP.
 
-``open_session`` starts the server (stdio: spawns ``config.command``, the operator's configuration and
+``open_session`` (what ``StdioHttpConnector``, the default ``Connector`` of services/upstream/connector.py,
+does) starts the server (stdio: spawns ``config.command``, the operator's configuration and
 nothing else; http: connects to ``config.url``), runs the MCP ``initialize`` handshake and yields an
 ``UpstreamSession``. Discovery uses it to list tools; the gateway reuses it to proxy calls.
 
@@ -26,7 +27,7 @@ import shlex
 import stat
 import tempfile
 from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TextIO
 
@@ -36,7 +37,7 @@ from mcp.client.session import LoggingFnT
 from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS, get_default_environment
 from mcp.client.streamable_http import streamable_http_client
 
-from services.shared import lifeline
+from services.upstream import lifeline
 from tool_selector import installed_version
 from tool_selector.config.secrets import mask_text
 from tool_selector.config.servers import ServerConfig
@@ -58,6 +59,9 @@ _HTTP_HINTS = {
     403: "Check the credentials in this server's headers",
     404: "Check the url's path; it must be the MCP endpoint itself (often /mcp)",
 }
+Transport = Callable[[str, ServerConfig], "AbstractAsyncContextManager[TransportStreams]"]
+"""Opens the message streams to the server ``name`` of a resolved configuration (``open_session``'s
+``transport``: by default the stdio or streamable HTTP one; a test's in-memory server otherwise)."""
 _VERBS: dict[str, str] = {
     "start": "starting",
     "initialize": "initializing",
@@ -225,6 +229,7 @@ async def open_session(
     errlog: TextIO | None = None,
     on_phase: Callable[[Phase], None] | None = None,
     read_timeout_s: float | None = None,
+    transport: Transport | None = None,
 ) -> AsyncIterator[UpstreamSession]:
     """Start (or connect to) the server, initialize, and yield the ready session.
 
@@ -232,7 +237,8 @@ async def open_session(
     the session (pass your own for a long-lived session with a chatty server). ``on_phase`` is told
     "start" and then "initialize", so a caller's timeout can say where the server got stuck.
     Raises ``UpstreamError`` if the server cannot be started or initialized, and
-    ``InvalidInputError`` if the configuration names a ``${VAR}`` that ``environ`` lacks.
+    ``InvalidInputError`` if the configuration names a ``${VAR}`` that ``environ`` lacks. ``transport``
+    replaces the stdio / HTTP one (the checks, phases and error sentences stay the same).
     """
     if config.origin != "operator":  # every start passes here: a last stop
         raise ForbiddenError(
@@ -257,7 +263,10 @@ async def open_session(
         try:
             async with AsyncExitStack() as stack:
                 enter("start")
-                read, write = await stack.enter_async_context(_transport(resolved, environ, wire))
+                wired = (
+                    _transport(resolved, environ, wire) if transport is None else transport(name, resolved)
+                )
+                read, write = await stack.enter_async_context(wired)
                 session = await stack.enter_async_context(
                     ClientSession(
                         read,
