@@ -21,9 +21,9 @@ from routes.api_app import ERROR_RESPONSES, install_error_handlers, lifespan_for
 from routes.api_guard import KeyThenBodyLimit
 from routes.ui import mount_console
 from routes.ui.apidocs import mount_api_docs
+from services.access.keys import Principal
 from services.api.operations import EnrichmentStats, Health, Operations, ServerStatus
-from services.shared.auth import Principal
-from services.shared.container import Container
+from services.root.container import Container
 from services.write import catalog, registry
 from tool_selector.catalog.admin import AuditRecord, JobRecord
 from tool_selector.config.settings import Settings

@@ -20,9 +20,9 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from routes.errors import mapping_for
+from services.access.keys import Principal, authenticate
 from services.api.operations import Operations
-from services.shared.auth import Principal, authenticate
-from services.shared.container import Container
+from services.root.container import Container
 from tool_selector.core.choices import Scope
 from tool_selector.core.errors import ToolSelectorError
 

@@ -16,9 +16,9 @@ from fastapi.responses import FileResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from routes.api_app import ERROR_RESPONSES, need, ops
+from services.access.keys import Principal
 from services.api import console, reports
 from services.api.operations import Operations
-from services.shared.auth import Principal
 from tool_selector.catalog.admin import JobRecord, JobState
 from tool_selector.catalog.browse import BrowseState, ToolRow
 

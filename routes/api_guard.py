@@ -35,7 +35,7 @@ from starlette.types import ASGIApp, Message, Receive, Send
 from starlette.types import Scope as AsgiScope
 
 from routes.api_app import PRINCIPAL, error_body, error_response
-from services.shared.auth import authenticate
+from services.access.keys import authenticate
 from tool_selector.core.errors import ToolSelectorError
 from tool_selector.core.files import describe_size
 

@@ -9,8 +9,8 @@ from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from routes.api_app import ERROR_RESPONSES, need, ops
+from services.access.keys import Principal
 from services.api.operations import Operations
-from services.shared.auth import Principal
 from services.write import quarantine
 from tool_selector.trust.models import QuarantineEntry
 

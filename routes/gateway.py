@@ -47,7 +47,7 @@ from tool_selector.trust.text import strip_invisible
 if TYPE_CHECKING:  # imported once the client's initialize is answered (services/gateway/starting.py)
     from routes.gateway_auth import RequireKey
     from services.gateway.service import Caller, GatewayService
-    from services.shared.container import Container
+    from services.root.container import Container
     from tool_selector.config.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -303,7 +303,7 @@ async def serve_http(settings: Settings, *, host: str, port: int) -> None:
     tools needs the call scope; a session works only with the key that opened it."""
     import uvicorn
 
-    from services.shared.container import Container
+    from services.root.container import Container
 
     with Container(settings) as keys:
         guarded = http_app(settings, keys, host=host)

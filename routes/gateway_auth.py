@@ -37,8 +37,8 @@ from starlette.types import ASGIApp, Message, Receive, Send
 from starlette.types import Scope as AsgiScope
 
 from routes.errors import mapping_for
-from services.shared.auth import Principal, authenticate, revoked_among
-from services.shared.container import Container
+from services.access.keys import Principal, authenticate, revoked_among
+from services.root.container import Container
 from tool_selector.core.choices import Scope
 from tool_selector.core.errors import AuthError, ForbiddenError, NotFoundError, ToolSelectorError
 

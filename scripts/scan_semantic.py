@@ -54,7 +54,7 @@ from typing import Any
 
 import numpy as np
 
-from services.shared.scanning import read_jsonl_tools, scan_path
+from services.write.scanning import read_jsonl_tools, scan_path
 from tool_selector.catalog_files.folder import read_catalog_dir
 from tool_selector.core.files import DEFAULT_MAX_FILE_BYTES
 from tool_selector.core.models import ToolSpec

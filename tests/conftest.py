@@ -43,7 +43,7 @@ import pytest  # noqa: E402
 from tests.support.paths import DEMO_CATALOG, EXAMPLES  # noqa: E402
 
 if TYPE_CHECKING:
-    from services.shared.container import Container
+    from services.root.container import Container
     from tests.support.api_helpers import RunningApi
     from tests.support.upstreams import ServerScript
     from tool_selector.config.servers import ServerConfig
@@ -246,9 +246,9 @@ def demo_container(
     tmp_path_factory: pytest.TempPathFactory, session_cache_dir: Path, embedder: MiniLMEmbedder
 ) -> Iterator[Container]:
     """examples/demo-catalog imported and indexed with the real model, shared read-only by tests."""
-    from services.shared.container import Container
-    from services.shared.indexing import build_index
+    from services.root.container import Container
     from services.write.catalog import import_catalog_dir
+    from services.write.indexing import build_index
     from tool_selector.config.settings import Settings
 
     settings = Settings(data_dir=tmp_path_factory.mktemp("demo-data"), cache_dir=session_cache_dir)

@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from eval.quality.metrics import percentile
-from services.shared.auth import create_key
-from services.shared.container import Container
-from services.shared.indexing import build_index
+from services.access.keys import create_key
+from services.root.container import Container
 from services.write.catalog import import_catalog_dir
+from services.write.indexing import build_index
 from tool_selector.config.settings import Settings
 from tool_selector.core.errors import InvalidInputError, WorldError
 from tool_selector.core.files import read_text_limited

@@ -28,7 +28,7 @@ from mcp.client.client import Client
 
 from services.gateway.tokens import account_tokens
 from services.resolve.read_path import ReadPath
-from services.shared.container import Container
+from services.root.container import Container
 from services.upstream.connector import StdioHttpConnector
 from services.upstream.session import list_all_tools
 from tool_selector.config.servers import get_server_config, load_servers

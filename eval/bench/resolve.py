@@ -12,9 +12,9 @@ from eval.quality.dataset import check_dataset_dir, load_queries, query_texts
 from eval.quality.metrics import percentile
 from eval.quality.workspace import open_workspace
 from services.resolve.read_path import ReadPath
-from services.shared.container import Container
-from services.shared.indexing import build_index
+from services.root.container import Container
 from services.write.catalog import import_catalog_dir
+from services.write.indexing import build_index
 from tool_selector.config.settings import Settings
 
 

@@ -44,14 +44,14 @@ from eval.quality.dataset import Query, check_dataset_dir, load_queries, query_t
 from eval.quality.harness import predict
 from eval.quality.metrics import ANSWERABLE_LEVELS_GROUP, percentile
 from eval.quality.metrics import evaluate as score
+from services.access.keys import Principal
 from services.api.operations import Operations
 from services.resolve.read_path import ReadPath
-from services.shared.auth import Principal
-from services.shared.container import Container
-from services.shared.indexing import build_index
+from services.root.container import Container
 from services.write import registry
 from services.write.catalog import import_catalog_dir
 from services.write.enriching import enrich_catalog
+from services.write.indexing import build_index
 from tool_selector.config.settings import Settings
 from tool_selector.core.hashing import sha256_of
 from tool_selector.core.logs import configure_logging

@@ -20,7 +20,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from services.shared.scanning import ScanReport, read_jsonl_tools, scan_path
+from services.write.scanning import ScanReport, read_jsonl_tools, scan_path
 from tool_selector.core.files import DEFAULT_MAX_FILE_BYTES, read_text_limited
 from tool_selector.trust.scanner import ScanContext, scan_tool
 

@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from eval.extras import lab_import
-from services.shared.container import Container
-from services.shared.scanning import read_jsonl_tools
+from services.root.container import Container
+from services.write.scanning import read_jsonl_tools
 from tool_selector.catalog_files.folder import read_catalog_dir
 from tool_selector.config.settings import Settings
 from tool_selector.core.files import read_text_limited

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from eval.fitting.shadow_fit import catalog_tools, configured, held_tools
-from services.shared.container import Container
+from services.root.container import Container
 from tool_selector.catalog.writer import CatalogWriter
 from tool_selector.config.settings import Settings
 from tool_selector.core.models import CreationMethod, ServerSpec, ToolSpec

@@ -98,7 +98,7 @@ def calibrate(
     from eval.fitting.calibrate import calibrate as fit_calibration
     from eval.fitting.calibrate_evidence import parse_judges
     from eval.fitting.calibrate_file import write_calibration
-    from services.shared.container import enricher_kind
+    from services.root.container import enricher_kind
 
     def labelled_progress(label: str, done: int, total: int) -> None:
         show = progress(label)  # a counter on a terminal, nothing elsewhere

@@ -27,12 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from eval.quality.harness import run_eval
+from services.access.keys import create_key
 from services.api.jobs import JobRunner
-from services.shared.auth import create_key
-from services.shared.container import Container
-from services.shared.indexing import build_index
+from services.root.container import Container
 from services.write.catalog import import_catalog_dir
 from services.write.enriching import enrich_catalog
+from services.write.indexing import build_index
 from services.write.servers import add_server
 from services.write.sync import run_sync
 from tool_selector.catalog_files.folder import read_catalog_dir

@@ -45,7 +45,7 @@ from eval.quality.dataset import (
 from eval.quality.ranking import server_of
 from eval.quality.workspace import open_workspace
 from services.gateway.service import Caller, GatewayService
-from services.shared.container import Container
+from services.root.container import Container
 from tool_selector.catalog import choices
 from tool_selector.config.settings import Settings
 from tool_selector.core.errors import CatalogFileError

@@ -10,14 +10,15 @@ import re
 from pathlib import Path
 
 from eval.quality.dataset import DatasetPaths
-from services.shared.container import Container, enricher_kind
-from services.shared.indexing import build_index, index_is_current
+from services.root.container import Container, enricher_kind
 from services.write.catalog import import_catalog_dir
 from services.write.enriching import enrich_catalog
+from services.write.indexing import build_index
 from tool_selector.config.settings import Settings
 from tool_selector.core.errors import IndexDamagedError
 from tool_selector.core.files import DEFAULT_MAX_FILE_BYTES, read_bytes_limited
 from tool_selector.embedding.embedders import Embedder
+from tool_selector.index.mark import index_is_current
 from tool_selector.resolve.confidence import Calibration
 
 logger = logging.getLogger(__name__)

@@ -31,7 +31,7 @@ def api(
     import uvicorn
 
     from routes.api import build_app
-    from services.shared.container import Container
+    from services.root.container import Container
     from services.write.catalog import catalog_counts
 
     with mapped_errors():

@@ -41,8 +41,8 @@ def catalog_import(
     Names keep the naming rule (docs/operator-guide.md): no '::', control or invisible characters, no
     tool name starting with ':', no server or tool looking like one in use (in case, fullwidth forms or
     Cyrillic and Greek look-alikes); a name breaking it refuses the whole folder, naming each item."""
-    from services.shared.auth import cli_principal
-    from services.shared.container import Container
+    from services.access.keys import cli_principal
+    from services.root.container import Container
     from services.write.catalog import import_catalog_dir
 
     with mapped_errors(), Container(cli_settings()) as container:
@@ -62,7 +62,7 @@ def catalog_import(
 @catalog_app.command("list")
 def catalog_list() -> None:
     """List the servers in the catalog with their tool counts."""
-    from services.shared.container import Container
+    from services.root.container import Container
     from services.write.catalog import list_servers
 
     with mapped_errors(), Container(cli_settings()) as container:
@@ -90,8 +90,8 @@ def catalog_register(
     Unlike `catalog import` (which mirrors a folder: tools not listed are removed), this only adds,
     updates and matches. Names keep the naming rule, as for `catalog import`. Prints the counts and one
     line per item."""
-    from services.shared.auth import cli_principal
-    from services.shared.container import Container
+    from services.access.keys import cli_principal
+    from services.root.container import Container
     from services.write.catalog import read_batch
     from services.write.importing import import_batch
 
@@ -109,7 +109,7 @@ def catalog_backup(
 ) -> None:
     """Copy the catalog database, consistently, while it is in use: servers, tools, keys, pins,
     approvals and audit. Restore by putting the copy in place as catalog.db (see the operator guide)."""
-    from services.shared.container import Container
+    from services.root.container import Container
     from services.write.catalog import backup_catalog
 
     with mapped_errors(), Container(cli_settings()) as container:
@@ -124,8 +124,8 @@ def index_build(
 
     Exit 20 when some documents could not be written (see "errors"): the index then stays marked
     stale, and the next build writes them. A damaged index is made anew from the catalog, with a warning."""
-    from services.shared.container import Container
-    from services.shared.indexing import build_index
+    from services.root.container import Container
+    from services.write.indexing import build_index
 
     with mapped_errors(), Container(cli_settings()) as container:
         summary = build_index(container, rebuild=rebuild, progress=progress("embedding"))
@@ -143,8 +143,8 @@ def index_rebuild(
     """Empty a backend and fill it again from the catalog store (e.g. `--backend weaviate`, and back).
 
     The old index is never read, so this is also the repair of a damaged one (exit 19, `index_damaged`)."""
-    from services.shared.container import Container
-    from services.shared.indexing import rebuild_index
+    from services.root.container import Container
+    from services.write.indexing import rebuild_index
 
     with mapped_errors():
         settings = cli_settings(backend=backend) if backend else cli_settings()

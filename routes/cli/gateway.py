@@ -33,7 +33,7 @@ def serve(
             anyio.run(lambda: serve_stdio(settings))
         else:
             from services.resolve.snapshot import check_servable
-            from services.shared.container import Container
+            from services.root.container import Container
 
             with Container(settings) as container:
                 check_servable(container)
@@ -49,7 +49,7 @@ def stats(
     """How agents used the gateway, per session: calls, errors (failed upstream calls also per power), and
     hints followed or ignored."""
     from services.gateway.usage import recent_usage
-    from services.shared.container import Container
+    from services.root.container import Container
 
     with mapped_errors(), Container(cli_settings()) as container:
         found, held = recent_usage(container, sessions)
@@ -91,7 +91,7 @@ def tokens(
     """Tokens an agent sees through the gateway against loading every tool of every server, per query."""
     from services.gateway.tokens import account_tokens, read_queries
     from services.resolve.read_path import ReadPath
-    from services.shared.container import Container
+    from services.root.container import Container
 
     with mapped_errors():
         settings = cli_settings()

@@ -34,8 +34,8 @@ def keys_create(
     ] = None,
 ) -> None:
     """Create a key and print it once, with its id, role and scopes."""
-    from services.shared.auth import cli_principal, create_key
-    from services.shared.container import Container
+    from services.access.keys import cli_principal, create_key
+    from services.root.container import Container
 
     with mapped_errors(), Container(cli_settings()) as container:
         new = create_key(
@@ -57,8 +57,8 @@ def keys_create(
 @keys_app.command("list")
 def keys_list() -> None:
     """List the keys (id, name, role, scopes, created, last used, revoked), never the keys themselves."""
-    from services.shared.auth import list_keys
-    from services.shared.container import Container
+    from services.access.keys import list_keys
+    from services.root.container import Container
 
     with mapped_errors(), Container(cli_settings()) as container:
         echo_json(
@@ -69,8 +69,8 @@ def keys_list() -> None:
 @keys_app.command("revoke")
 def keys_revoke(key_id: Annotated[str, typer.Argument(help="The key's id, as `keys list` shows it")]) -> None:
     """Revoke a key at once: every later request with it is refused (401)."""
-    from services.shared.auth import cli_principal, revoke_key
-    from services.shared.container import Container
+    from services.access.keys import cli_principal, revoke_key
+    from services.root.container import Container
 
     with mapped_errors(), Container(cli_settings()) as container:
         record = revoke_key(container, key_id, actor=cli_principal().actor)

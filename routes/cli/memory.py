@@ -17,7 +17,7 @@ def memory_list(
     """List the remembered choices, the latest confirmed first: id, whose (local, or key:ID), power, tool,
     times confirmed and refuted, when (and the request's words only when memory.keep_text is on); a
     damaged row is marked with what is wrong and its repair."""
-    from services.shared.container import Container
+    from services.root.container import Container
     from services.write.memory import list_choices
 
     with mapped_errors(), Container(cli_settings()) as container:
@@ -40,7 +40,7 @@ def memory_list(
 @memory_app.command("show")
 def memory_show(choice: Annotated[int, typer.Argument(help="The id from `memory list`")]) -> None:
     """Show one remembered choice (JSON); for a damaged one, what is wrong and how to repair it."""
-    from services.shared.container import Container
+    from services.root.container import Container
     from services.write.memory import show_choice
 
     with mapped_errors(), Container(cli_settings()) as container:
@@ -57,8 +57,8 @@ def memory_show(choice: Annotated[int, typer.Argument(help="The id from `memory 
 @memory_app.command("forget")
 def memory_forget(choice: Annotated[int, typer.Argument(help="The id from `memory list`")]) -> None:
     """Forget one remembered choice (audited)."""
-    from services.shared.auth import cli_principal
-    from services.shared.container import Container
+    from services.access.keys import cli_principal
+    from services.root.container import Container
     from services.write.memory import forget_choice
 
     with mapped_errors(), Container(cli_settings()) as container:
@@ -71,8 +71,8 @@ def memory_clear(
     yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation")] = False,
 ) -> None:
     """Forget every remembered choice (audited). A running gateway stops using them at its next request."""
-    from services.shared.auth import cli_principal
-    from services.shared.container import Container
+    from services.access.keys import cli_principal
+    from services.root.container import Container
     from services.write.memory import clear_choices
 
     if not yes and not typer.confirm("Forget every remembered choice?"):

@@ -17,7 +17,7 @@ def quarantine_list(
     server: Annotated[str | None, typer.Option(help="Only this server's tools")] = None,
 ) -> None:
     """List the held tools (one JSON object each: id, tool, kind, reasons, found by and when)."""
-    from services.shared.container import Container
+    from services.root.container import Container
     from services.write.quarantine import list_entries
 
     with mapped_errors(), Container(cli_settings()) as container:
@@ -30,7 +30,7 @@ def quarantine_show(
     entry: Annotated[str, typer.Argument(help="The entry id (q-...) from `quarantine list`")],
 ) -> None:
     """Show one held definition: a diff of the approved and the held one, invisible characters escaped."""
-    from services.shared.container import Container
+    from services.root.container import Container
     from services.write.quarantine import show_entry
 
     with mapped_errors(), Container(cli_settings()) as container:
@@ -45,8 +45,8 @@ def quarantine_approve(
     note: Annotated[str, typer.Option(help="Why, for the audit log")] = "",
 ) -> None:
     """Approve the held definition: it is pinned, indexed and callable again. Audited."""
-    from services.shared.auth import cli_principal
-    from services.shared.container import Container
+    from services.access.keys import cli_principal
+    from services.root.container import Container
     from services.write.quarantine import approve_entry
 
     with mapped_errors(), Container(cli_settings()) as container:
@@ -61,8 +61,8 @@ def quarantine_reject(
     note: Annotated[str, typer.Option(help="Why, for the audit log")] = "",
 ) -> None:
     """Reject the held definition: the tool stays held while its server serves it. Audited."""
-    from services.shared.auth import cli_principal
-    from services.shared.container import Container
+    from services.access.keys import cli_principal
+    from services.root.container import Container
     from services.write.quarantine import reject_entry
 
     with mapped_errors(), Container(cli_settings()) as container:

@@ -31,7 +31,7 @@ def resolve(
 ) -> None:
     """Resolve a query and print the tiered decision: a short summary on a terminal, JSON otherwise."""
     from services.resolve.read_path import ReadPath
-    from services.shared.container import Container
+    from services.root.container import Container
 
     with mapped_errors(), Container(cli_settings()) as container:
         resolution, decision = ReadPath.fixed(container).decide(query, mode=mode)

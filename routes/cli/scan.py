@@ -36,7 +36,7 @@ def scan(
     let through) or quarantine (held at sync and registration). Without --json, one line per item
     that is not clean, and a count on stderr. Exit code 0 when nothing is quarantined, 21 when
     something is, 3 when PATH cannot be read as either format."""
-    from services.shared.scanning import scan_path
+    from services.write.scanning import scan_path
 
     with mapped_errors():
         report = scan_path(path, limit_bytes=cli_settings().max_file_bytes)

@@ -62,8 +62,8 @@ def servers_add(
     It is discovered, profiled and indexed at the next `tool-selector sync`."""
     from pydantic import ValidationError
 
-    from services.shared.auth import cli_principal
-    from services.shared.container import Container
+    from services.access.keys import cli_principal
+    from services.root.container import Container
     from services.write.servers import add_server
     from tool_selector.config.servers import ServerConfig
 
@@ -95,7 +95,7 @@ def servers_list(show_values: Annotated[bool, SHOW_VALUES] = False) -> None:
     """List configured servers with their tool counts and the state of their last discovery. Secret
     values in the "target" (env and header values, url credentials and query values) print as ***
     unless --show-values."""
-    from services.shared.container import Container
+    from services.root.container import Container
     from services.write.servers import list_servers
 
     with mapped_errors(), Container(cli_settings()) as container:
@@ -105,8 +105,8 @@ def servers_list(show_values: Annotated[bool, SHOW_VALUES] = False) -> None:
 @servers_app.command("remove")
 def servers_remove(name: Annotated[str, typer.Argument(help=NAME_HELP)]) -> None:
     """Remove a server from the configuration, and its tools from the catalog and the index."""
-    from services.shared.auth import cli_principal
-    from services.shared.container import Container
+    from services.access.keys import cli_principal
+    from services.root.container import Container
     from services.write.servers import remove_server
 
     with mapped_errors(), Container(cli_settings()) as container:
@@ -130,8 +130,8 @@ def servers_import(
     ] = False,
 ) -> None:
     """Import the servers of a Claude Desktop, Claude Code or Cursor configuration."""
-    from services.shared.auth import cli_principal
-    from services.shared.container import Container
+    from services.access.keys import cli_principal
+    from services.root.container import Container
     from services.write.servers import import_servers
 
     with mapped_errors(), Container(cli_settings()) as container:
@@ -140,8 +140,8 @@ def servers_import(
 
 
 def _set_enabled(name: str, enabled: bool, show_values: bool) -> None:
-    from services.shared.auth import cli_principal
-    from services.shared.container import Container
+    from services.access.keys import cli_principal
+    from services.root.container import Container
     from services.write.servers import set_enabled
 
     with mapped_errors(), Container(cli_settings()) as container:

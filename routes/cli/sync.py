@@ -44,7 +44,7 @@ def sync(
 
     Prints a summary (JSON into a pipe or with --json). Exit 0 when everything worked, 20 when some
     server or enrichment failed (the rest was synced; see "failed"), 14 when another sync is running."""
-    from services.shared.container import Container
+    from services.root.container import Container
     from services.write.sync import run_sync
 
     with mapped_errors(), Container(cli_settings()) as container:
@@ -122,8 +122,8 @@ def init(
     this runs from; run from uvx's (or pipx run's) cache, which a cache clean removes, it says so and
     prints `uv tool install` of the same source and the entry that gives ("install" in the JSON). Exit
     20 when the sync failed in part."""
-    from services.shared.auth import cli_principal
-    from services.shared.container import Container
+    from services.access.keys import cli_principal
+    from services.root.container import Container
     from services.write.starter import client_config_paths, init_setup
     from services.write.sync import run_sync as sync_now
 

@@ -17,8 +17,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from services.shared.auth import Principal, roles_with
-from services.shared.container import Container
+from services.access.keys import Principal, roles_with
+from services.root.container import Container
 from services.write import registry
 from services.write.servers import set_enabled
 from services.write.sync import last_sync

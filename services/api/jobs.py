@@ -20,8 +20,8 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel
 
-from services.shared.auth import Principal
-from services.shared.container import Container
+from services.access.keys import Principal
+from services.root.container import Container
 from tool_selector.catalog import admin
 from tool_selector.catalog.admin import JobProgress, JobRecord
 from tool_selector.core.errors import NotFoundError, ToolSelectorError

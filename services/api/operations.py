@@ -19,11 +19,10 @@ from typing import Any, Literal, TypeVar
 import anyio
 from pydantic import BaseModel, Field
 
+from services.access.keys import Principal, check_still_valid
 from services.api.jobs import JobRunner
 from services.resolve.read_path import Answer, ReadPath
-from services.shared.auth import Principal, check_still_valid
-from services.shared.container import Container
-from services.shared.indexing import index_is_current
+from services.root.container import Container
 from services.write import importing, registry
 from services.write.sync import SyncSummary, last_sync, run_sync
 from tool_selector.catalog import admin
@@ -32,6 +31,7 @@ from tool_selector.catalog.browse import BrowseState, ToolRow, browse_tools
 from tool_selector.catalog_files.batch import ImportBatch
 from tool_selector.core.choices import SearchMode
 from tool_selector.core.models import DiscoveryStatus, ServerProfile, ToolCandidate, ToolRecord
+from tool_selector.index.mark import index_is_current
 
 logger = logging.getLogger(__name__)
 

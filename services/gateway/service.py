@@ -44,7 +44,7 @@ from services.gateway.powers import Activation, ChangeReason, Power, PowerManage
 from services.gateway.runnable import mark_runnable
 from services.gateway.sessions import SessionViews
 from services.resolve.read_path import Answer, ReadPath
-from services.shared.container import Container
+from services.root.container import Container
 from services.write.quarantine import LiveCheck, refresh_after_vet, refuse_held, vet_live_server
 from tool_selector.config.servers import ServerConfig, load_servers
 from tool_selector.core.errors import InvalidInputError, NotFoundError

@@ -15,7 +15,7 @@ from tool_selector.core.errors import ToolSelectorError
 
 if TYPE_CHECKING:
     from services.gateway.service import GatewayService
-    from services.shared.container import Container
+    from services.root.container import Container
     from tool_selector.config.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -36,7 +36,7 @@ class ServiceStart:
 
     def _open(self) -> tuple[Container, Any]:  # a worker thread: the heavy imports, the index, its check
         from services.resolve.read_path import ReadPath
-        from services.shared.container import Container
+        from services.root.container import Container
 
         container = self.make_container() if self.make_container is not None else Container(self.settings)
         try:

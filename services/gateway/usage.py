@@ -3,7 +3,7 @@ from agents meanwhile."""
 
 from __future__ import annotations
 
-from services.shared.container import Container
+from services.root.container import Container
 from tool_selector.core.models import GatewaySessionStats
 
 

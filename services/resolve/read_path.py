@@ -31,11 +31,11 @@ from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from services.resolve.snapshot import IndexSnapshot
-from services.shared.container import Container
-from services.shared.indexing import indexed_seq
+from services.root.container import Container
 from tool_selector.core.choices import SearchMode
 from tool_selector.core.errors import IndexDamagedError, IndexMissingError
 from tool_selector.core.models import Decision, Resolution
+from tool_selector.index.mark import indexed_seq
 from tool_selector.route.steps import with_known_parts
 from tool_selector.route.tiers import PowerInfo, route
 

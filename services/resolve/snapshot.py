@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from services.shared.container import Container
-from services.shared.indexing import index_is_current, indexed_seq
+from services.root.container import Container
 from tool_selector.core.errors import IndexMissingError, NotFoundError
 from tool_selector.core.models import ServerRecord, ToolDocument, ToolSummary
 from tool_selector.index.build import build_documents
+from tool_selector.index.mark import index_is_current, indexed_seq
 from tool_selector.resolve.evidence import CatalogTerms
 from tool_selector.route.tiers import PowerInfo
 from tool_selector.search.backend import HeldDocuments

@@ -7,10 +7,10 @@ import logging
 from pathlib import Path
 from typing import Literal
 
-from services.shared.container import Container
-from services.shared.policy import origin_mode
-from services.shared.writing import writes
+from services.root.container import Container
+from services.write.policy import origin_mode
 from services.write.registry import operator_owned, taken_server_names
+from services.write.writing import writes
 from tool_selector.catalog.database import backup
 from tool_selector.catalog.rows import ImportSummary
 from tool_selector.catalog_files.batch import ImportBatch, parse_batch_body, read_batch_file

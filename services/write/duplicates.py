@@ -13,7 +13,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel
 
-from services.shared.container import Container
+from services.root.container import Container
 from tool_selector.core.choices import MatchScope
 from tool_selector.core.errors import NotFoundError
 from tool_selector.core.hashing import sha256_of

@@ -24,8 +24,8 @@ from semantic_enrichment.base import Enrichers
 from semantic_enrichment.cache import EnrichmentCache
 from semantic_enrichment.enrichment import EnrichOutcome, enrich_server_tools, enrichment_hash_of
 from semantic_enrichment.profiling import ProfileOutcome, compute_profile_hash, needs_profile, profile_server
-from services.shared.container import Container
-from services.shared.writing import writes
+from services.root.container import Container
+from services.write.writing import writes
 from tool_selector.core.errors import NotFoundError
 from tool_selector.core.models import ServerProfile, ServerRecord, ToolEnrichment, ToolRecord
 

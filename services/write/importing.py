@@ -20,9 +20,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from services.shared.container import Container
-from services.shared.policy import origin_mode
-from services.shared.writing import writes
+from services.root.container import Container
+from services.write.policy import origin_mode
 from services.write.registry import (
     BatchMatches,
     DuplicateFinder,
@@ -33,6 +32,7 @@ from services.write.registry import (
     pending_text,
     refresh,
 )
+from services.write.writing import writes
 from tool_selector.catalog.server_pins import ServerText
 from tool_selector.catalog_files.batch import ImportBatch
 from tool_selector.config.servers import ServersFile, load_servers, save_servers

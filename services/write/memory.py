@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from services.shared.container import Container
+from services.root.container import Container
 from tool_selector.catalog import choices as rows
 from tool_selector.core.errors import NotFoundError
 

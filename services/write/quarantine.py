@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 from mcp import types
 from pydantic import BaseModel, Field
 
-from services.shared.container import Container
-from services.shared.indexing import refresh_index
-from services.shared.policy import configured_mode
-from services.shared.writing import writes
+from services.root.container import Container
 from services.write.discovery import accepted_tools, server_spec
+from services.write.indexing import refresh_index
+from services.write.policy import configured_mode
 from services.write.registry import refresh
+from services.write.writing import writes
 from tool_selector.config.servers import ServerConfig
 from tool_selector.core.errors import LockedError, QuarantinedError
 from tool_selector.core.models import ToolSpec

@@ -23,10 +23,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from services.shared.container import Container
-from services.shared.indexing import refresh_index
-from services.shared.policy import origin_mode
-from services.shared.writing import writes
+from services.root.container import Container
 from services.write.duplicates import (
     SIMILAR,
     SIMILAR_WITH_SAME_NAME,
@@ -37,6 +34,9 @@ from services.write.duplicates import (
     find_match,
 )
 from services.write.enriching import enrich_catalog
+from services.write.indexing import refresh_index
+from services.write.policy import origin_mode
+from services.write.writing import writes
 from tool_selector.core.choices import MatchingMode, MatchScope
 from tool_selector.core.errors import CatalogFileError, ConflictError, InvalidInputError, NotFoundError
 from tool_selector.core.json_limits import MAX_JSON_DEPTH, Annotations, InputSchema, withheld_fields

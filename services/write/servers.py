@@ -16,11 +16,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from services.shared.auth import Principal
-from services.shared.container import Container
-from services.shared.indexing import refresh_index
-from services.shared.writing import writes
+from services.access.keys import Principal
+from services.root.container import Container
+from services.write.indexing import refresh_index
 from services.write.registry import taken_server_names
+from services.write.writing import writes
 from tool_selector.config.servers import (
     NAME_PATTERN,
     ServerConfig,

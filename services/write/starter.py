@@ -22,9 +22,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from services.shared.container import Container
-from services.shared.writing import writes
+from services.root.container import Container
 from services.write.servers import import_servers
+from services.write.writing import writes
 from tool_selector.config.servers import ServersFile, load_servers, save_servers, servers_write_target
 from tool_selector.core.errors import CatalogFileError
 

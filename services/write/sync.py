@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from services.shared.policy import configured_mode
 from services.write.discovery import DiscoveredServer, LeftOutTool, discover_servers
+from services.write.policy import configured_mode
 from tool_selector.catalog.rows import ImportSummary
 from tool_selector.config.servers import ServerConfig, load_servers
 from tool_selector.config.settings import Settings
@@ -32,7 +32,7 @@ from tool_selector.core.errors import LockedError
 from tool_selector.core.models import CreationMethod, DiscoveryState, DiscoveryStatus
 
 if TYPE_CHECKING:
-    from services.shared.container import Container
+    from services.root.container import Container
     from services.upstream.connector import Connector
     from tool_selector.index.build import IndexSummary
 
@@ -310,7 +310,7 @@ def _enrich_and_index(
 
 
 def _index(container: Container, progress: Progress | None) -> IndexSummary:
-    from services.shared.indexing import refresh_index
+    from services.write.indexing import refresh_index
 
     return refresh_index(
         container,

@@ -17,13 +17,13 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from routes.cli import app
-from services.shared.container import Container
-from services.shared.indexing import index_is_current
+from services.root.container import Container
 from tests.support.api_process import CLI, listening_url
 from tool_selector.catalog import admin
 from tool_selector.catalog.admin import AuditRecord
 from tool_selector.config.servers import ServerConfig, ServersFile, load_servers, save_servers
 from tool_selector.config.settings import Settings
+from tool_selector.index.mark import index_is_current
 
 LOCAL_USER = f"cli:{getpass.getuser()}"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from services.shared.indexing import rebuild_index
+from services.write.indexing import rebuild_index
 from tests.support.api_helpers import running_api
 from tests.support.index_damage import damage, indexed_without_the_model, stand_in
 from tool_selector.config.settings import Settings

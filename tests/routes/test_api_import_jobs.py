@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from services.shared.container import Container
+from services.root.container import Container
 from tests.support.api_helpers import RunningApi, running_api
 from tests.support.db import count_rows
 from tests.support.paths import GATEWAY_DEMO, SERVERS

@@ -20,8 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
-from services.shared.container import Container
-from services.shared.indexing import index_is_current
+from services.root.container import Container
 from tests.support.api_process import CLI, STARTED, admin_key, api_env, api_process, copy_data
 from tests.support.gateway_helpers import wait_exited
 from tool_selector.catalog import admin
@@ -29,6 +28,7 @@ from tool_selector.catalog.admin import JobRecord
 from tool_selector.catalog.writelock import write_lock_for
 from tool_selector.config.settings import Settings
 from tool_selector.core.processes import ProcessRef, current_process
+from tool_selector.index.mark import index_is_current
 
 V1 = "/api/v1"
 LEDGER = {"name": "ledger", "description": "Bookkeeping: journal entries, invoices and account balances."}

@@ -11,7 +11,7 @@ import httpx
 import numpy as np
 import pytest
 
-from services.shared.auth import KEY_PATTERN, revoke_key
+from services.access.keys import KEY_PATTERN, revoke_key
 from services.write.registry import SIMILAR, SIMILAR_WITH_SAME_NAME, dedup_text
 from tests.support.api_helpers import RunningApi
 from tests.support.db import count_rows

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from services.shared.auth import revoke_key
+from services.access.keys import revoke_key
 from tests.routes.test_api_import_jobs import submit, wait_for_job
 from tests.support.api_helpers import RunningApi, read_answer, running_api
 from tool_selector.config.settings import ApiSettings, Settings

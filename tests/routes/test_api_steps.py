@@ -16,8 +16,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from routes.api import build_app
-from services.shared.auth import create_key
-from services.shared.container import Container
+from services.access.keys import create_key
+from services.root.container import Container
 from tests.support.api_helpers import make_template, running_api
 from tool_selector.config.settings import Settings
 from tool_selector.core.models import QueryPart, Resolution

@@ -10,7 +10,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from routes.cli import app
-from services.shared.container import Container
+from services.root.container import Container
 from services.write.sync import SYNC_ACTOR, run_sync
 from tests.support.api_helpers import RunningApi
 from tests.support.catalogs import write_catalog

@@ -13,7 +13,7 @@ from typing import Any
 from typer.testing import CliRunner, Result
 
 from routes.cli import app
-from services.shared.container import Container
+from services.root.container import Container
 from tests.support.catalogs import write_catalog
 from tool_selector.catalog.admin import read_audit
 from tool_selector.catalog.store import CatalogStore

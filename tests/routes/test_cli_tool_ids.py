@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from routes.cli import app
-from services.shared.container import Container
+from services.root.container import Container
 from tests.support.legacy_names import store_as_older_version
 from tool_selector.config.settings import Settings
 from tool_selector.embedding.embedders import MiniLMEmbedder

@@ -30,7 +30,7 @@ from typer.testing import CliRunner
 
 from routes.cli import app
 from services.gateway.tools import INSTRUCTIONS
-from services.shared.container import Container
+from services.root.container import Container
 from services.write.sync import run_sync
 from tests.servers.flaky_server import build_server as build_weather_station
 from tests.support.gateway_helpers import (

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from services.shared.container import Container
+from services.root.container import Container
 from services.write.sync import run_sync
 from tests.support.gateway_helpers import (
     GatewaySetup,

@@ -24,8 +24,8 @@ import httpx2
 import pytest
 from mcp import MCPError, types
 
-from services.shared.auth import create_key, revoke_key
-from services.shared.container import Container
+from services.access.keys import create_key, revoke_key
+from services.root.container import Container
 from services.write.sync import run_sync
 from tests.support.gateway_helpers import (
     GatewaySetup,

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from services.shared.container import Container
-from services.shared.indexing import rebuild_index, refresh_index
+from services.root.container import Container
 from services.write.catalog import import_catalog_dir
+from services.write.indexing import rebuild_index, refresh_index
 from tests.support.catalogs import write_catalog
 from tests.support.gateway_helpers import inprocess_gateway
 from tests.support.index_damage import damage, indexed_without_the_model, stand_in

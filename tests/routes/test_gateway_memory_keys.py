@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from services.shared.auth import create_key
-from services.shared.container import Container
+from services.access.keys import create_key
+from services.root.container import Container
 from services.write.sync import run_sync
 from tests.support.gateway_helpers import (
     GatewaySetup,

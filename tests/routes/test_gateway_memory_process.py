@@ -19,7 +19,7 @@ import pytest
 from mcp import StdioServerParameters
 from mcp.client.client import Client
 
-from services.shared.container import Container
+from services.root.container import Container
 from services.write.sync import run_sync
 from tests.support.gateway_helpers import (
     CLI,

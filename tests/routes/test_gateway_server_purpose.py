@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from services.resolve.read_path import ReadPath
-from services.shared.container import Container
+from services.root.container import Container
 from services.write.sync import run_sync
 from tests.support.gateway_helpers import GatewaySetup, answer, inprocess_gateway, weather_station_over_http
 from tool_selector.config.servers import ServerConfig, ServersFile, save_servers

@@ -26,7 +26,7 @@ from mcp import types
 from mcp.client.client import Client
 
 from services.gateway.answer import one_line
-from services.shared.container import Container
+from services.root.container import Container
 from services.write.catalog import import_catalog_dir
 from services.write.quarantine import approve_entry, list_entries
 from services.write.registry import refresh

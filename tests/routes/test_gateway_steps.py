@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
-from services.shared.container import Container
-from services.shared.indexing import build_index
+from services.root.container import Container
 from services.write.catalog import import_catalog_dir
+from services.write.indexing import build_index
 from services.write.registry import refresh
 from services.write.sync import run_sync
 from tests.support.catalogs import write_catalog

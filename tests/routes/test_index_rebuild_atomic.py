@@ -21,13 +21,14 @@ from typing import Any
 import pytest
 
 from services.resolve.read_path import ReadPath
-from services.shared.container import Container
-from services.shared.indexing import build_index, index_is_current, rebuild_index
+from services.root.container import Container
 from services.write.catalog import import_catalog_dir
+from services.write.indexing import build_index, rebuild_index
 from tests.support.catalogs import write_catalog
 from tests.support.index_damage import indexed_without_the_model, stand_in
 from tool_selector.config.settings import Settings
 from tool_selector.core.errors import StoreError
+from tool_selector.index.mark import index_is_current
 from tool_selector.search.embedded import backend as embedded
 from tool_selector.search.embedded import files as embedded_files
 

@@ -1,5 +1,5 @@
 """``tool-selector keys create | list | revoke`` through the real CLI (Typer's CliRunner) on a temp
-data folder, checked against ``services.shared.auth.authenticate`` on the same catalog database."""
+data folder, checked against ``services.access.keys.authenticate`` on the same catalog database."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from routes.cli import app
-from services.shared.auth import KEY_PATTERN, authenticate, cli_principal
-from services.shared.container import Container
+from services.access.keys import KEY_PATTERN, authenticate, cli_principal
+from services.root.container import Container
 from tool_selector.catalog.admin import read_audit
 from tool_selector.config.settings import Settings
 from tool_selector.core.errors import AuthError, ForbiddenError

@@ -26,8 +26,7 @@ import anyio
 import pytest
 from mcp import types
 
-from services.shared.container import Container
-from services.shared.indexing import index_is_current
+from services.root.container import Container
 from services.write.quarantine import list_entries
 from services.write.sync import run_sync
 from tests.support.gateway_helpers import (
@@ -44,6 +43,7 @@ from tests.support.paths import SERVERS
 from tool_selector.catalog.admin import read_audit
 from tool_selector.config.servers import ServerConfig, ServersFile, save_servers
 from tool_selector.embedding.embedders import Embedder
+from tool_selector.index.mark import index_is_current
 
 pytestmark = pytest.mark.anyio
 

@@ -55,7 +55,7 @@ def test_a_lab_step_without_its_extra_says_what_to_install(monkeypatch: pytest.M
 def test_the_weaviate_backend_without_its_extra_says_what_to_install(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from services.shared.container import Container
+    from services.root.container import Container
     from tool_selector.config.settings import Settings
     from tool_selector.core.errors import ConfigurationError
     from tool_selector.embedding.embedders import HashingEmbedder

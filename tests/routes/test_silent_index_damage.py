@@ -19,7 +19,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from routes.cli import app
-from services.shared.indexing import rebuild_index
+from services.write.indexing import rebuild_index
 from tests.support.api_helpers import running_api
 from tests.support.catalogs import write_catalog
 from tests.support.index_damage import current_generation, indexed_without_the_model, stand_in

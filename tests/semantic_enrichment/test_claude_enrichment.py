@@ -535,7 +535,7 @@ def test_a_client_without_a_base_url_cannot_reach_the_real_api_in_tests(
 def test_enrichers_made_from_settings_ask_claude_at_the_configured_base_url_and_count_the_calls(
     replay: ReplayServer, tmp_path: Path
 ) -> None:
-    from services.shared.container import Container
+    from services.root.container import Container
     from tool_selector.config.settings import Settings
 
     settings = Settings(
@@ -563,7 +563,7 @@ def test_enrichers_made_from_settings_ask_claude_at_the_configured_base_url_and_
 def test_a_sync_with_the_claude_enricher_asks_claude_once_per_server_and_then_never_again(
     replay: ReplayServer, tmp_path: Path, embedder: Any
 ) -> None:
-    from services.shared.container import Container
+    from services.root.container import Container
     from services.write.sync import run_sync
     from tool_selector.config.settings import Settings
     from tool_selector.core.models import CreationMethod

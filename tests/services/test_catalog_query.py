@@ -13,7 +13,7 @@ import pytest
 from eval.bench.catalog_query import bench_catalog_query
 from services.gateway.catalog_query.filters import QUERY_TYPES
 from services.gateway.catalog_query.view import CatalogView
-from services.shared.container import Container
+from services.root.container import Container
 from services.write.enriching import enrich_catalog
 from tool_selector.catalog.store import CatalogStore
 from tool_selector.catalog.writer import CatalogWriter

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from services.shared.container import Container
-from services.shared.indexing import build_index
+from services.root.container import Container
 from services.write.catalog import import_catalog_dir
+from services.write.indexing import build_index
 from tests.support.paths import DEMO_CATALOG
 from tests.support.weaviate_fake import FakeWeaviate
 from tool_selector.config.settings import DEFAULT_FIELD_BOOSTS, ClaudeSettings, load_settings

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from services.shared.container import Container
+from services.root.container import Container
 from services.write import importing, registry
 from services.write.catalog import import_catalog_dir
 from services.write.duplicates import (

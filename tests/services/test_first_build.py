@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from services.shared import indexing
-from services.shared.container import Container
-from services.shared.indexing import build_index, index_is_current, refresh_index
+from services.root.container import Container
+from services.write import indexing
 from services.write.catalog import import_catalog_dir
 from services.write.enriching import enrich_catalog
+from services.write.indexing import build_index, refresh_index
 from tests.support.catalogs import write_catalog
 from tests.support.index_damage import current_generation
 from tool_selector.config.settings import Settings
@@ -21,6 +21,7 @@ from tool_selector.core.models import CreationMethod, ServerSpec, ToolSpec
 from tool_selector.embedding.embedders import HashingEmbedder
 from tool_selector.index import bulk as indexing_rows
 from tool_selector.index.build import build_documents, build_server_documents
+from tool_selector.index.mark import index_is_current
 
 EMBEDDER = HashingEmbedder(dim=384)
 TOOLS = {

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from services.gateway.memory.choices import ChoiceMemory
-from services.shared.container import Container
+from services.root.container import Container
 from tool_selector.catalog import choices as rows
 from tool_selector.config.groups import MemorySettings
 from tool_selector.config.settings import Settings

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from services.shared.container import Container
-from services.shared.indexing import build_index, refresh_index
+from services.root.container import Container
 from services.write.catalog import import_catalog_dir
+from services.write.indexing import build_index, refresh_index
 from tests.support.catalogs import write_catalog
 from tool_selector.config.settings import Settings
 from tool_selector.core.errors import IndexMissingError

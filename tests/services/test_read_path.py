@@ -14,13 +14,14 @@ import pytest
 from services.api.operations import Operations
 from services.resolve import read_path as read_path_module
 from services.resolve.read_path import ReadPath
-from services.shared.container import Container
-from services.shared.indexing import index_is_current, indexed_seq, refresh_index
+from services.root.container import Container
 from services.write.catalog import import_catalog_dir
+from services.write.indexing import refresh_index
 from tests.support.catalogs import write_catalog
 from tool_selector.config.settings import Settings
 from tool_selector.core.models import Decision, Resolution, ToolDocument
 from tool_selector.embedding.embedders import HashingEmbedder
+from tool_selector.index.mark import index_is_current, indexed_seq
 from tool_selector.resolve.evidence import CatalogTerms
 from tool_selector.resolve.resolver import Resolver
 from tool_selector.route.tiers import PowerInfo

@@ -11,9 +11,9 @@ import pytest
 
 from services.resolve.read_path import ReadPath
 from services.resolve.snapshot import IndexSnapshot
-from services.shared.container import Container
-from services.shared.indexing import build_index
+from services.root.container import Container
 from services.write.catalog import import_catalog_dir
+from services.write.indexing import build_index
 from tests.support.paths import DEMO_CATALOG
 from tool_selector.config.settings import Settings
 from tool_selector.embedding.embedders import HashingEmbedder

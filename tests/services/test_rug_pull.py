@@ -17,8 +17,7 @@ import anyio
 import pytest
 
 from services.gateway.service import Caller, GatewayService
-from services.shared.container import Container
-from services.shared.indexing import index_is_current
+from services.root.container import Container
 from services.write.quarantine import approve_entry, list_entries, reject_entry
 from services.write.sync import run_sync
 from tests.servers.shifting_server import build_server as shifting_server
@@ -29,6 +28,7 @@ from tool_selector.config.servers import ServerConfig, ServersFile, save_servers
 from tool_selector.config.settings import Settings
 from tool_selector.core.errors import QuarantinedError
 from tool_selector.embedding.embedders import HashingEmbedder
+from tool_selector.index.mark import index_is_current
 
 HASHING = HashingEmbedder(dim=384)  # the packaged calibration reads 384-dimension vectors
 

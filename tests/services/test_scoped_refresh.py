@@ -9,13 +9,14 @@ from pathlib import Path
 import pytest
 
 from services.resolve.read_path import ReadPath
-from services.shared.container import Container
-from services.shared.indexing import SEQ_MARK, index_is_current, refresh_index
+from services.root.container import Container
 from services.write import registry
 from services.write.catalog import import_catalog_dir
+from services.write.indexing import refresh_index
 from tests.support.catalogs import write_catalog
 from tests.support.indexed import EMBEDDER, SMALL_TOOLS, indexed_catalog, spy_service_updates
 from tool_selector.core.models import CreationMethod, ToolSpec
+from tool_selector.index.mark import SEQ_MARK, index_is_current
 
 
 @pytest.fixture

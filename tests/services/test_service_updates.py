@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 
 from services.resolve.read_path import ReadPath
-from services.shared.container import Container
-from services.shared.indexing import refresh_index
+from services.root.container import Container
 from services.write import registry
 from services.write.catalog import import_catalog_dir
 from services.write.enriching import enrich_catalog
+from services.write.indexing import refresh_index
 from tests.support.indexed import indexed_catalog, spy_service_updates
 from tool_selector.core.models import CreationMethod, ToolSpec
 from tool_selector.resolve.evidence import RANKED_FIELDS, CatalogTerms, evidence_of

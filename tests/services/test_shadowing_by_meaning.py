@@ -21,9 +21,9 @@ import pytest
 
 from services.gateway.service import Caller, GatewayService
 from services.resolve.read_path import ReadPath
-from services.shared.container import Container
-from services.shared.indexing import refresh_index
+from services.root.container import Container
 from services.write.catalog import import_catalog_dir
+from services.write.indexing import refresh_index
 from services.write.quarantine import list_entries
 from services.write.sync import run_sync
 from tests.support.gateway_helpers import named

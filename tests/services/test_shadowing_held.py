@@ -9,10 +9,10 @@ import json
 from pathlib import Path
 
 from services.resolve.read_path import ReadPath
-from services.shared.container import Container
-from services.shared.indexing import refresh_index
+from services.root.container import Container
 from services.write.catalog import import_catalog_dir
 from services.write.enriching import enrich_catalog
+from services.write.indexing import refresh_index
 from services.write.quarantine import approve_entry, list_entries, show_entry
 from tests.support.catalogs import tofu_settings
 from tests.support.paths import GATEWAY_DEMO

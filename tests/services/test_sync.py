@@ -16,8 +16,7 @@ from typer.testing import CliRunner
 
 from routes.cli import app
 from services.resolve.read_path import ReadPath
-from services.shared.container import Container
-from services.shared.indexing import index_is_current
+from services.root.container import Container
 from services.write.catalog import import_catalog_dir
 from services.write.sync import run_sync, sync_lock
 from tests.support.paths import DEMO_CATALOG, EXAMPLES, SERVERS
@@ -25,6 +24,7 @@ from tool_selector.config.servers import ServerConfig, load_servers, save_server
 from tool_selector.config.settings import Settings
 from tool_selector.core.errors import LockedError
 from tool_selector.embedding.embedders import MiniLMEmbedder
+from tool_selector.index.mark import index_is_current
 
 DEMO_SERVERS = EXAMPLES / "demo-servers.json"
 CRASHING = SERVERS / "crashing_server.py"

@@ -15,7 +15,7 @@ import pytest
 
 from routes.cli.sync import summary_text
 from services.gateway.service import Caller, GatewayService
-from services.shared.container import Container
+from services.root.container import Container
 from services.write.sync import run_sync
 from tests.routes.test_api_import_jobs import wait_for_job
 from tests.support.api_helpers import RunningApi

@@ -18,7 +18,7 @@ from services.gateway.tokens import (
     read_queries,
 )
 from services.resolve.read_path import ReadPath
-from services.shared.container import Container
+from services.root.container import Container
 from tool_selector.core.tokens import count_tokens
 
 

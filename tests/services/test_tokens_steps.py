@@ -19,7 +19,7 @@ from services.gateway.tokens import (
     power_definitions,
 )
 from services.resolve.read_path import ReadPath
-from services.shared.container import Container
+from services.root.container import Container
 from tests.support.api_helpers import make_template
 from tool_selector.config.settings import Settings
 from tool_selector.core.models import QueryPart, Resolution

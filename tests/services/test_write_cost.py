@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 
-from services.shared.container import Container
-from services.shared.indexing import index_is_current
+from services.root.container import Container
 from services.write import registry
 from tests.support.catalogs import write_catalog
 from tests.support.indexed import SMALL_TOOLS, indexed_catalog
 from tool_selector.catalog import changes
 from tool_selector.catalog.store import CatalogStore
 from tool_selector.core.models import CreationMethod, ToolSpec
+from tool_selector.index.mark import index_is_current
 from tool_selector.trust.scanner import ScanContext
 
 

@@ -19,11 +19,11 @@ from typing import Any
 import httpx
 
 from routes.api import build_app
-from services.shared.auth import create_key
-from services.shared.container import Container
-from services.shared.indexing import build_index
+from services.access.keys import create_key
+from services.root.container import Container
 from services.write.catalog import import_catalog_dir
 from services.write.enriching import enrich_catalog
+from services.write.indexing import build_index
 from tests.support.paths import GATEWAY_DEMO
 from tests.support.uvicorn_thread import serving
 from tool_selector.catalog.admin import ROLE_SCOPES, SCOPES

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import httpx
 
-from services.shared.auth import create_key
-from services.shared.container import Container
+from services.access.keys import create_key
+from services.root.container import Container
 from tool_selector.config.settings import Settings
 
 CLI = Path(sys.executable).parent / "tool-selector"

@@ -20,9 +20,9 @@ sys.path[:0] = [str(ROOT)]  # the repository, never tests/ (its folders mirror t
 
 def main(bench: Path, limit: int) -> str:
     from services.resolve.read_path import ReadPath
-    from services.shared.container import Container
-    from services.shared.indexing import build_index
+    from services.root.container import Container
     from services.write.catalog import import_catalog_dir
+    from services.write.indexing import build_index
     from tests.support.weaviate_fake import FakeWeaviate
     from tool_selector.config.settings import Settings
     from tool_selector.embedding.embedders import MiniLMEmbedder

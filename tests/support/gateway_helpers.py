@@ -27,7 +27,7 @@ from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from routes.gateway import build_server, http_app
-from services.shared.container import Container
+from services.root.container import Container
 from services.upstream.connector import Connector
 from services.write.sync import run_sync
 from tests.servers.flaky_server import build_server as build_weather_station

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from services.shared.container import Container
-from services.shared.indexing import build_index
+from services.root.container import Container
 from services.write.catalog import import_catalog_dir
+from services.write.indexing import build_index
 from tests.support.catalogs import write_catalog
 from tool_selector.config.settings import Settings
 from tool_selector.embedding.embedders import HashingEmbedder, MiniLMEmbedder, relevance_model_id

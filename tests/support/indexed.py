@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from services.resolve.snapshot import IndexSnapshot
-from services.shared.container import Container
-from services.shared.indexing import refresh_index
+from services.root.container import Container
 from services.write.catalog import import_catalog_dir
 from services.write.enriching import enrich_catalog
+from services.write.indexing import refresh_index
 from tests.support.catalogs import tofu_settings
 from tool_selector.embedding.embedders import HashingEmbedder
 from tool_selector.index.build import IndexSummary

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from services.shared.container import Container
-from services.shared.indexing import build_index
+from services.root.container import Container
+from services.write.indexing import build_index
 from tool_selector.core.models import CreationMethod, ServerSpec, ToolSpec
 from tool_selector.core.names import name_problem
 from tool_selector.index.build import build_document, embedding_text

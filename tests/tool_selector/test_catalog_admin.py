@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from services.shared.auth import authenticate, create_key, hash_key
-from services.shared.container import Container
+from services.access.keys import authenticate, create_key, hash_key
+from services.root.container import Container
 from tool_selector.catalog import admin
 from tool_selector.catalog.admin import ROLE_SCOPES, ApiKeyRecord
 from tool_selector.config.settings import Settings

@@ -16,7 +16,7 @@ from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.isotonic import IsotonicRegression
 
 from eval.fitting.calibrate_fit import BOOSTING, RECIPE, export_ensemble
-from services.shared.container import Container
+from services.root.container import Container
 from tests.support.paths import BENCHMARKS, ROOT
 from tool_selector.core.errors import CalibrationError
 from tool_selector.resolve.confidence import (

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from services.shared.container import Container
+from services.root.container import Container
 from tool_selector.config.settings import Settings
 from tool_selector.core.errors import EmbedderError
 from tool_selector.embedding.batching import QueryBatcher, embed_queries

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from services.resolve.snapshot import IndexSnapshot
-from services.shared.container import Container
+from services.root.container import Container
 from tool_selector.core.errors import CalibrationError
 from tool_selector.core.models import SearchHit, ToolDocument, with_score
 from tool_selector.resolve.confidence import Tree, TreeEnsemble

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from services.resolve.snapshot import IndexSnapshot
-from services.shared.container import Container
+from services.root.container import Container
 from tool_selector.core.errors import InvalidInputError
 from tool_selector.embedding.embedders import MiniLMEmbedder
 from tool_selector.resolve.judge import capability_judge

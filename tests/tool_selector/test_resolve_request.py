@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from services.resolve.read_path import ReadPath
-from services.shared.container import Container
-from services.shared.indexing import build_index
+from services.root.container import Container
 from services.write.catalog import import_catalog_dir
+from services.write.indexing import build_index
 from tool_selector.config.settings import Settings
 from tool_selector.core.arguments import Argument
 from tool_selector.core.errors import InvalidInputError

@@ -12,10 +12,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from services.shared.container import Container
-from services.shared.indexing import index_is_current, refresh_index
+from services.root.container import Container
 from services.write.catalog import import_catalog_dir
 from services.write.enriching import enrich_catalog
+from services.write.indexing import refresh_index
 from tool_selector.config.settings import Settings, load_settings
 from tool_selector.core.errors import ConfigurationError
 from tool_selector.core.models import ToolDocument
@@ -28,6 +28,7 @@ from tool_selector.index.build import (
     build_server_documents,
     server_embedding_text,
 )
+from tool_selector.index.mark import index_is_current
 from tool_selector.search.backend import SearchQuery
 
 SERVERS = [

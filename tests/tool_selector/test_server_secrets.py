@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from services.shared.container import Container
+from services.root.container import Container
 from tool_selector.catalog import admin
 from tool_selector.config.secrets import mask_launch_text, mask_text
 from tool_selector.config.servers import ServerConfig

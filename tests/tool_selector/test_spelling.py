@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from services.resolve.read_path import ReadPath
-from services.shared.container import Container
+from services.root.container import Container
 from tests.support.api_helpers import make_template
 from tool_selector.config.settings import Settings
 from tool_selector.embedding.embedders import MiniLMEmbedder

@@ -54,7 +54,7 @@ class CatalogStore:
             database.prepare(path)  # makes a missing file; refuses one that cannot be a catalog
             self._db = sqlite3.connect(
                 str(path), timeout=30.0, isolation_level=None, check_same_thread=False
-            )  # one connection per thread (services/shared/container.py); closed from any thread
+            )  # one connection per thread (services/root/container.py); closed from any thread
             self._db.row_factory = sqlite3.Row
             self.database = database.Database(self._db, path, changes.transaction_ended)
             database.check_ours(self._db, path, self._stored_version())  # before anything writes to it

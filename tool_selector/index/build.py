@@ -44,7 +44,7 @@ logger = logging.getLogger(__name__)
 DOCUMENT_VERSION = "doc-v2"
 # what an index holds: 2 = tool and server documents (1 = tool documents only); 3 = a server's
 # instructions no longer stand in for its description (issue 42). Part of the index mark's key
-# (services/shared/container.py), so an index of an older layout is never taken for current.
+# (services/root/container.py), so an index of an older layout is never taken for current.
 INDEX_LAYOUT = 3
 SERVER_DOCUMENT_VERSION = "server-doc-v1"
 MAX_FIELD_CHARS = 4000

@@ -41,7 +41,7 @@ from importlib import resources
 
 import numpy as np
 
-from services.shared.container import Container
+from services.root.container import Container
 from tool_selector.catalog import choices as rows
 from tool_selector.core.errors import ToolSelectorError
 from tool_selector.core.learned import read_model_file

@@ -21,9 +21,9 @@ from typer.testing import CliRunner, Result
 
 from routes.cli import app
 from services.resolve.read_path import ReadPath
-from services.shared.container import Container
-from services.shared.indexing import build_index
+from services.root.container import Container
 from services.write.catalog import import_catalog_dir
+from services.write.indexing import build_index
 from tests.support.backends import (
     CATALOG,
     EMBEDDER,

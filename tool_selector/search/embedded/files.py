@@ -325,7 +325,7 @@ def _meta(path: Path, directory: Path, *, model_id: str, dim: int) -> dict[str, 
             f"({meta.get('dim')} dimensions), but the embedder is {model_id} ({dim}).",
             hint=REPAIR,
             path=str(path),
-            another_model=True,  # a refresh (the sync) makes it anew: services/shared/indexing.py
+            another_model=True,  # a refresh (the sync) makes it anew: services/write/indexing.py
         )
     return meta
 

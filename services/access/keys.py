@@ -23,7 +23,7 @@ from datetime import UTC, datetime, timedelta
 
 from pydantic import BaseModel
 
-from services.shared.container import Container
+from services.root.container import Container
 from tool_selector.catalog import admin
 from tool_selector.catalog.admin import ROLE_SCOPES, SCOPES, ApiKeyRecord
 from tool_selector.core.choices import Role, Scope

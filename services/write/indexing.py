@@ -1,12 +1,13 @@
 """The one owner of "is the index current?": it brings the search index in line with the catalog store
 and is the only code that marks the index current, which it does only when every write succeeded.
 
-The mark is the number of the last catalog change the index was brought in line with (the store's
-change log, filled by triggers: tool_selector/catalog/schema.py), kept in the catalog store under the
-container's ``index_key`` + ``#seq`` (one per backend and Weaviate collection). The index is current
-when no change came after its mark; a refresh redoes only the servers changed after it, so a write
-costs what it changed. A running process notices a new mark (services/resolve/read_path.py). An index
-without a mark (never marked, or written by a 0.1 pre-release that marked a catalog hash instead) is
+The mark (tool_selector/index/mark.py) is the number of the last catalog change the index was
+brought in line with (the store's change log, filled by triggers: tool_selector/catalog/schema.py),
+kept in the catalog store under the container's ``index_key`` + ``#seq`` (one per backend and Weaviate
+collection). The index is current when no change came after its mark; a refresh redoes only the servers
+changed after it, so a write costs what it changed. A running process notices a new mark
+(services/resolve/read_path.py). An index without a mark (never marked, or written by a 0.1 pre-release
+that marked a catalog hash instead) is
 stale: the next refresh brings all of it in line and marks it.
 
 Every refresh holds the data folder's writer lock and starts by loading what another process wrote
@@ -24,55 +25,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from services.shared.container import Container
-from services.shared.writing import writes
+from services.root.container import Container
+from services.write.writing import writes
 from tool_selector.core.errors import IndexDamagedError, IndexMissingError
-from tool_selector.index.build import IndexSummary, build_documents, build_server_documents, index_catalog
+from tool_selector.index.build import IndexSummary, index_catalog
 from tool_selector.index.bulk import build_rows
-from tool_selector.index.written import indexed_ids
+from tool_selector.index.mark import SEQ_MARK, indexed_seq
 from tool_selector.search.backend import Replaceable, RowWriter
 
 logger = logging.getLogger(__name__)
-
-
-SEQ_MARK = "#seq"
-
-
-def indexed_seq(container: Container) -> int | None:
-    """The mark of the configured index: the number of the last catalog change it was brought in line
-    with; None for an index never marked."""
-    value = container.store.get_meta(container.index_key + SEQ_MARK)
-    return int(value) if value is not None and value.isdigit() else None
-
-
-CHECK_MAX = 64  # changed servers compared document by document before an index is called stale
-
-
-def index_is_current(container: Container) -> bool:
-    """No change came after the index's mark, or the few servers changed since hold the documents the
-    index has (a change such as a rejected quarantine entry alters nothing the index is made from)."""
-    store = container.store
-    seq = indexed_seq(container)
-    if seq is None:
-        return False
-    if seq == store.change_seq():
-        return True
-    changed = store.servers_changed_since(seq)
-    if changed is None or len(changed) > CHECK_MAX:
-        return False
-    return _same_documents(container, changed)
-
-
-def _same_documents(container: Container, servers: set[str]) -> bool:
-    backend = container.backend
-    for target, (docs, _) in (
-        ("tools", build_documents(container.store, servers)),
-        ("servers", build_server_documents(container.store, servers)),
-    ):
-        held = indexed_ids(backend, servers, target)  # type: ignore[arg-type]
-        if set(held) != {d.id for d in docs} or any(held[d.id] != d.text_hash for d in docs):
-            return False
-    return True
 
 
 @writes("index refresh")

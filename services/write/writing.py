@@ -11,7 +11,7 @@ import functools
 from collections.abc import Callable
 from typing import Concatenate, ParamSpec, TypeVar
 
-from services.shared.container import Container
+from services.root.container import Container
 
 P = ParamSpec("P")
 T = TypeVar("T")
