@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from eval.quality.dataset import dataset_folders
 from eval.quality.harness import run_eval
 from eval.relevance import data
 from eval.relevance import train as trainer
@@ -432,7 +431,3 @@ def verdicts(
 
 def team_dir_default() -> Path:
     return Path(__file__).resolve().parents[1] / "datasets" / TEAM
-
-
-def known_folders(path: Path) -> list[Path]:
-    return dataset_folders(path)

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 # the command modules in the order `tool-selector --help` lists their commands
 MODULES = ("resolve", "sync", "gateway", "api", "catalog", "servers", "keys", "quarantine", "memory", "scan")
 # a top-level command or group -> the module that registers it ("lab": the plugins' entry points);
-# tests/routes/test_cli_lazy.py checks it against the whole app
+# tests/routes/cli/test_cli_lazy.py checks it against the whole app
 COMMANDS: dict[str, str] = {
     "resolve": "resolve",
     "sync": "sync",

@@ -1,5 +1,6 @@
-"""``resolve``, and the commands that measure or fit it: ``eval``, ``calibrate``, ``train-ranker``, ``bench``
-and ``bench-sync``."""
+"""``resolve``: one query's decision, as a summary or JSON (``--explain`` adds the ranked candidates and the
+evidence). The commands that measure or fit it (``eval``, ``calibrate``, ``train-ranker``, ``bench``,
+``bench-sync``) are the lab's, under ``tool-selector lab`` (eval/cli)."""
 
 from __future__ import annotations
 
@@ -15,11 +16,6 @@ if TYPE_CHECKING:
     from tool_selector.core.models import Decision
 
 SHOWN = 5  # tools or powers a summary lists
-
-DATASETS_HELP = (
-    "Dataset folders (servers.json, tools.json, queries.jsonl) or small-catalog roots (a folder of "
-    "k<servers>-<n>/ dataset folders, as shared/benchmarks/make_subcatalogs.py writes them)"
-)
 
 
 @app.command()

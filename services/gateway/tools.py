@@ -25,8 +25,6 @@ INSTRUCTIONS = (
     "'activated', make the call its `next` names (call_tool, or the tool's listed power__tool name)."
 )
 
-_OBJECT: dict[str, Any] = {"type": "object"}
-
 
 def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}

@@ -2,7 +2,7 @@
 server object ``tool-selector serve`` builds): resolve_intent answers with an error that names the
 damaged file, tells the agent what to do and that it cannot work around it; after the operator's
 rebuild it answers again, without a restart. (At start the gateway refuses a damaged index, as
-``serve`` does: tests/routes/test_cli_damaged_files.py.) Indexed without the model
+``serve`` does: tests/routes/cli/test_cli_damaged_files.py.) Indexed without the model
 (tests/support/index_damage.py)."""
 
 from __future__ import annotations

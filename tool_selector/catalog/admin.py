@@ -196,10 +196,6 @@ def list_keys(store: HasDatabase) -> list[ApiKeyRecord]:
     return [_key(r) for r in store.database.execute("SELECT * FROM api_keys ORDER BY created_at")]
 
 
-def count_active_keys(store: HasDatabase) -> int:
-    return int(store.database.execute("SELECT COUNT(*) FROM api_keys WHERE revoked_at IS NULL").fetchone()[0])
-
-
 def revoke_key(store: HasDatabase, key_id: str, actor: str) -> ApiKeyRecord:
     with store.database.transaction() as db:
         row = db.execute("SELECT * FROM api_keys WHERE id=?", (key_id,)).fetchone()

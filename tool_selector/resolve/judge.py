@@ -44,8 +44,9 @@ class CapabilityJudge:
 
         files = {name: folder / name for name in ("judge.onnx", "head.json", "tokenizer.json")}
         if folder.resolve() == PACKAGED.resolve() and not files["tokenizer.json"].is_file():
-            # the wheel ships the base model's tokenizer once, beside the relevance model (the same bytes:
-            # tests/tool_selector/test_capability_judge.py); the checkout keeps the copy `lab judge` writes
+            # the wheel ships the base model's tokenizer once, beside the relevance model (the same
+            # bytes: tests/tool_selector/resolve/test_capability_judge.py); the checkout keeps the copy
+            # `lab judge` writes
             files["tokenizer.json"] = RELEVANCE_DIR / "tokenizer.json"
         missing = [str(p) for p in files.values() if not p.is_file()]
         if missing:

@@ -61,11 +61,6 @@ def step_matches(resolution: Resolution, decision: Decision) -> list[StepMatch]:
     return [StepMatch(step=part.text, powers=part.powers, tools=part.tools) for part in resolution.parts]
 
 
-def best_powers(steps: Sequence[StepMatch]) -> list[str]:
-    """Each step's best power, once each, in step order."""
-    return list(dict.fromkeys(s.powers[0] for s in steps if s.powers))
-
-
 def steps_sentence(steps: Sequence[StepMatch], status: str) -> str:
     """What the message adds for a multi-step request: the best power of each step, and what to do."""
     if not steps:

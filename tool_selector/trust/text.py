@@ -14,7 +14,6 @@ from functools import lru_cache
 
 _KEEP_CONTROLS = frozenset("\t\n\r")
 _FILLERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
-_BIDI = frozenset(chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C))
 _TAG_FIRST, _TAG_LAST = 0xE0000, 0xE007F
 
 
@@ -31,10 +30,6 @@ def _is_invisible(char: str) -> bool:
 def invisible_chars(text: str) -> list[str]:
     """The invisible characters of ``text`` (each once, in order of first appearance)."""
     return [c for c in dict.fromkeys(text) if _is_invisible(c)]
-
-
-def is_bidi(char: str) -> bool:
-    return char in _BIDI
 
 
 def is_tag(char: str) -> bool:

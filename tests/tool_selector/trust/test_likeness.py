@@ -2,7 +2,7 @@
 tool is compared with, the copy rules, where a claim is read, and the shipped classifier's model.
 
 Vectors come from a test double that answers chosen vectors for chosen texts and unrelated ones for the
-rest, so each rule is seen alone; tests/services/test_shadowing_by_meaning.py runs the real model."""
+rest, so each rule is seen alone; tests/services/write/test_shadowing_by_meaning.py runs the real model."""
 
 from __future__ import annotations
 

@@ -75,7 +75,6 @@ _ABBREVIATIONS = {
 # written only in capitals: in lower case they are words ("la", "dc", "uk")
 _CAPITALS_ONLY = frozenset("SF LA DC NYC UK".split())
 # region names read as a zone only with "time" after them or right after a time ("10am Pacific")
-REGION_WORDS = frozenset("pacific eastern central mountain".split())
 _REGION_ZONES = {
     "pacific": "America/Los_Angeles", "eastern": "America/New_York", "central": "America/Chicago",
     "mountain": "America/Denver",

@@ -13,7 +13,7 @@ import pytest
 from eval.relevance import data
 from eval.relevance.lodo import Scored
 from eval.relevance.tooltext import dense_figures
-from tests.eval.test_relevance_protocol import _dataset
+from tests.eval.relevance.test_relevance_protocol import _dataset
 from tool_selector.core.errors import InvalidInputError
 from tool_selector.index.build import tool_vector_text
 

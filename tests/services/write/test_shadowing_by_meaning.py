@@ -7,7 +7,7 @@ and a real stdio MCP server whose tools a JSON file gives (tests/servers/shiftin
 - a configured server whose tool copies fetch's description was trusted on its first sync, and took
   fetch's requests.
 The check runs wherever a definition is vetted: the sync, the activation's live vet (below), imports and
-registrations (tests/routes/test_quarantine_shadowing.py).
+registrations (tests/routes/cli/test_quarantine_shadowing.py).
 """
 
 from __future__ import annotations

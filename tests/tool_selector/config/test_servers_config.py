@@ -1,5 +1,5 @@
 """The operator's server configuration: the mcpServers format, ${VAR}s, imports from other clients.
-The `servers` CLI commands are tested in tests/routes/test_cli_servers.py."""
+The `servers` CLI commands are tested in tests/routes/cli/test_cli_servers.py."""
 
 from __future__ import annotations
 

@@ -10,9 +10,9 @@ from typer.testing import CliRunner
 
 from eval.quality.tool_order import GRID, HYBRID, Case, figures, first_tool, leave_one_out, table
 from routes.cli import app
+from tests.support.paths import DATASETS
 from tool_selector.resolve.toolorder import ToolOrder, ToolSignals
 
-DATASETS = Path(__file__).resolve().parents[2] / "eval" / "datasets"
 WORDY = ToolSignals(cosine=0.0, keyword=1.0, action=0.0, arguments=0.0)  # the words name it
 MEANT = ToolSignals(cosine=1.0, keyword=0.0, action=0.0, arguments=0.0)  # the meaning fits it
 

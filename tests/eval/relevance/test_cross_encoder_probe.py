@@ -11,7 +11,7 @@ import pytest
 
 from eval.relevance import cross, data
 from eval.relevance.lodo import Scored
-from tests.eval.test_relevance_protocol import _dataset
+from tests.eval.relevance.test_relevance_protocol import _dataset
 
 
 def _pair(dataset: str, query_id: str, tool_id: str) -> data.Pair:

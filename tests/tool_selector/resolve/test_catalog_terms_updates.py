@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 
 import pytest
 
+from tests.support.paths import BENCHMARKS
 from tool_selector.core.models import ToolDocument
 from tool_selector.resolve import wordmatrix
 from tool_selector.resolve.evidence import RANKED_FIELDS, CatalogTerms
 from tool_selector.resolve.wordmatrix import WordMatrix
-
-BENCHMARKS = Path(__file__).resolve().parents[2].parent / "shared" / "benchmarks"
 
 
 def _docs(limit: int = 400) -> list[ToolDocument]:

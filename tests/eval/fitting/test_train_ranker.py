@@ -10,10 +10,9 @@ from typer.testing import CliRunner
 
 from eval.quality.dataset import load_queries
 from routes.cli import app
+from tests.support.paths import GATEWAY_DEMO as DEMO
 from tool_selector.resolve.rerank.features import RANK_FEATURES
 from tool_selector.resolve.rerank.model import load_ranker
-
-DEMO = Path(__file__).resolve().parents[2] / "eval" / "datasets" / "gateway-demo"
 
 
 @pytest.mark.usefixtures("real_model")  # the CLI loads it

@@ -15,7 +15,7 @@ from eval.fitting import calibrate_lodo
 from eval.fitting.calibrate_evidence import Example
 from eval.fitting.calibrate_fit import STURDY, Recipe
 from eval.fitting.calibrate_lodo import Labelled, datasets_of, figures, mean, run_lodo, table
-from tests.eval.test_relevance_protocol import _dataset
+from tests.eval.relevance.test_relevance_protocol import _dataset
 from tool_selector.config.settings import TierThresholds
 from tool_selector.core.errors import InvalidInputError
 

@@ -14,9 +14,8 @@ from typer.testing import CliRunner
 from eval.relevance import data
 from eval.relevance.lodo import CONFIGS
 from routes.cli import app
+from tests.support.paths import DATASETS
 from tests.support.scripts import load_script
-
-DATASETS = Path(__file__).resolve().parents[2] / "eval" / "datasets"
 
 
 @pytest.mark.usefixtures("real_model")  # the command loads the base model and trains from it

@@ -14,11 +14,9 @@ from services.resolve.snapshot import IndexSnapshot
 from services.root.container import Container
 from services.write.catalog import import_catalog_dir
 from services.write.indexing import build_index
-from tests.support.paths import DEMO_CATALOG
+from tests.support.paths import DATASETS, DEMO_CATALOG
 from tool_selector.config.settings import Settings
 from tool_selector.embedding.embedders import HashingEmbedder
-
-DATASETS = Path(__file__).resolve().parents[2] / "eval" / "datasets"
 
 HASHING = HashingEmbedder(dim=384)  # the packaged calibration reads 384-dimension vectors
 URL_REQUEST = "grab the contents of the page at https://example.org/pricing"

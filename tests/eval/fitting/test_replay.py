@@ -14,8 +14,7 @@ from typer.testing import CliRunner
 
 from eval.fitting.memory_fit import fit_model
 from routes.cli import app
-
-DEMO = Path(__file__).resolve().parents[2] / "eval" / "datasets" / "gateway-demo"
+from tests.support.paths import GATEWAY_DEMO as DEMO
 
 
 def _replay(cache_dir: Path, *args: str) -> dict:  # type: ignore[type-arg]

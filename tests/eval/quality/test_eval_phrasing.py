@@ -18,12 +18,12 @@ from eval.fitting.calibrate_lodo import Labelled, run_lodo
 from eval.quality.dataset import AGENT_FILE, Asked, check_dataset_dir, load_phrased
 from eval.quality.harness import run_eval
 from routes.cli import app
-from tests.eval.test_eval_harness import QUERIES, _dataset
+from tests.eval.quality.test_eval_harness import QUERIES, _dataset
+from tests.support.paths import GATEWAY_DEMO as DEMO
 from tool_selector.config.settings import Settings, TierThresholds
 from tool_selector.core.errors import CatalogFileError
 from tool_selector.embedding.embedders import MiniLMEmbedder
 
-DEMO = Path(__file__).resolve().parents[2] / "eval" / "datasets" / "gateway-demo"
 AGENT = {  # the agent's query of each request: the capability, in its words
     "q1": "get the weather forecast for a city",
     "q2": "create a calendar event",

@@ -371,7 +371,7 @@ def test_a_choice_kept_from_schema_8_is_used_for_the_local_user_and_a_clear_reac
     import sqlite3
     from contextlib import closing
 
-    from tests.tool_selector.test_remembered import V8_CHOICES
+    from tests.tool_selector.route.test_remembered import V8_CHOICES
 
     settings = Settings(data_dir=tmp_path)
     embedder = HashingEmbedder(dim=4)
