@@ -1,4 +1,4 @@
-"""REST routes of the gateway's memory of confirmed choices (services/gateway/memory/choices.py), all
+"""REST routes of the gateway's memory of confirmed choices (services/gateway/memory/recording.py), all
 under the ``admin`` scope: what it remembers about how agents were served is the operator's to see and erase.
 Forgetting and clearing are audited; nothing is sent anywhere."""
 

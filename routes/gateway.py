@@ -98,7 +98,7 @@ def _caller(ctx: ServerRequestContext[ServiceStart], transport: str, process_key
     to its key by routes/gateway_auth.py) and the key, whose id names its memory of confirmed choices. A
     stateless HTTP request has no session: its key's requests share one (``http-stateless-<key id>``),
     which is the key's own, never another key's."""
-    from services.gateway.memory.choices import LOCAL
+    from services.gateway.memory.recording import LOCAL
     from services.gateway.service import Caller
 
     params = ctx.session.client_params

@@ -1,5 +1,5 @@
 """Measurement: how close two requests are when one rephrases the other, and when they are different
-requests, as the gateway's memory compares them (services/gateway/memory/choices.py, ``REPHRASING``).
+requests, as the gateway's memory compares them (services/gateway/memory/recording.py, ``REPHRASING``).
 
 The vectors are the relevance model's (the product's default embedder), of each request with its
 arguments taken out (what ``Resolution.vector`` holds). Pairs, on every personal setup that has a second

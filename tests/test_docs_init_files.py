@@ -1,5 +1,5 @@
 """The user guide's table of the files ``tool-selector init`` reads, per client and OS, is the code's
-list (``client_config_paths`` in services/write/starter.py) on each OS, with and without the variables
+list (``client_config_paths`` in services/write/init.py) on each OS, with and without the variables
 a path depends on: a client, an OS or a path added, moved or dropped on one side fails here until the
 other says the same (issue 42)."""
 
@@ -10,7 +10,7 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 
-from services.write.starter import client_config_paths
+from services.write.init import client_config_paths
 from tests.support.paths import ROOT
 
 GUIDE = ROOT / "docs" / "user-guide.md"

@@ -28,15 +28,15 @@ def _memory_overhead(
     """The memory of confirmed choices on the read path: ``size`` remembered choices (seeded random
     request vectors; powers and tools of the catalog, so that each one is usable) in a copy of the
     catalog database, then per request the resolve alone and the memory's part of a gateway decision
-    (the generation read, the recall and the judge; services/gateway/memory/choices.py), and on the requests
+    (the generation read, the recall and the judge; services/gateway/memory/recording.py), and on the requests
     where the recall runs, the memory's part again right after another API key confirmed a choice (its
     own memory: the remembered choices here are not read again)."""
     import shutil
 
     import numpy as np
 
-    from services.gateway.memory.choices import ChoiceMemory
-    from tool_selector.catalog import choices
+    from services.gateway.memory.recording import ChoiceMemory
+    from tool_selector.catalog import memory as rows
     from tool_selector.route.tiers import tools_hash
 
     with tempfile.TemporaryDirectory(prefix="tool-selector-bench-memory-") as tmp:
@@ -54,7 +54,7 @@ def _memory_overhead(
             vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
             for i in range(size):  # one transaction each, as the gateway writes them
                 power = powers[i % len(powers)]
-                choices.remember(
+                rows.remember(
                     copy.store.database,
                     request_hash=f"bench-{i}",
                     power=power.name,
@@ -80,7 +80,7 @@ def _memory_overhead(
                     undecided.append((t2 - t1) * 1000)
                     # another API key confirms a choice (its own memory), then this request again
                     power = powers[len(after_write) % len(powers)]
-                    choices.remember(
+                    rows.remember(
                         copy.store.database,
                         request_hash=f"other-{len(after_write)}",
                         power=power.name,

@@ -1,4 +1,4 @@
-"""``tool-selector lab memory-fit``: the memory's judge (tool_selector/route/remembered.py) fitted on
+"""``tool-selector lab memory-fit``: the memory's judge (tool_selector/route/memory.py) fitted on
 replays and judged leave-one-dataset-out (issue 32).
 
 1. Collect: each dataset is replayed twice (eval/quality/replay.py; the second pass in the second
@@ -28,7 +28,7 @@ from eval.quality.dataset import DatasetArg, named_datasets
 from eval.quality.replay import REPHRASED_FILE, replay
 from tool_selector.config.settings import Settings
 from tool_selector.core.errors import InvalidInputError
-from tool_selector.route.remembered import FEATURES, MemoryModel
+from tool_selector.route.memory import FEATURES, MemoryModel
 
 VERSION = "memory-v1"
 REPLAY_VERSION = 2  # bump when the replay's simulated agent or the memory's recording changes
@@ -72,7 +72,7 @@ def _digest(arg: DatasetArg) -> str:
 
 
 def _cache_file(settings: Settings, arg: DatasetArg, seed: int) -> Path:
-    from tool_selector.route import remembered
+    from tool_selector.route import memory as remembered
 
     key = hashlib.sha256(
         json.dumps(

@@ -1,5 +1,5 @@
 """``tool-selector lab replay``: a simulated agent drives the gateway service with a dataset's requests,
-to measure what the memory of confirmed choices (services/gateway/memory/choices.py) does with use.
+to measure what the memory of confirmed choices (services/gateway/memory/recording.py) does with use.
 
 Per dataset folder (a small-catalog root gives each of its catalogs), in the eval workspace of its
 catalog (eval/quality/workspace.py; the queries never reach it), with the memory emptied first and last:
@@ -46,11 +46,11 @@ from eval.quality.ranking import server_of
 from eval.quality.workspace import open_workspace
 from services.gateway.service import Caller, GatewayService
 from services.root.container import Container
-from tool_selector.catalog import choices
+from tool_selector.catalog import memory as remembered_rows
 from tool_selector.config.settings import Settings
 from tool_selector.core.errors import CatalogFileError
 from tool_selector.core.files import read_text_limited
-from tool_selector.route.remembered import MemoryModel, Recalled
+from tool_selector.route.memory import MemoryModel, Recalled
 
 REPHRASED_FILE = "queries-rephrased.jsonl"
 
@@ -212,14 +212,14 @@ def replay(
             texts = [original] + [second] * (passes - 1)
             container, _ = open_workspace(settings, paths)
             with container:
-                choices.clear(container.store.database)
+                remembered_rows.clear(container.store.database)
                 try:
                     run = partial(
                         _replay_one, container, queries, texts, seed=seed, model=model, collect=collect
                     )
                     done = anyio.run(run)
                 finally:
-                    choices.clear(container.store.database)
+                    remembered_rows.clear(container.store.database)
             for number, rows in enumerate(done):
                 mine[number] += rows
                 together[number] += rows

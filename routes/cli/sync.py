@@ -28,7 +28,7 @@ LEFT_OUT_SHOWN = 20  # left-out tools a person's summary lists one by one
 
 if TYPE_CHECKING:
     from routes.cli.entry import ClientEntry
-    from services.write.starter import InitSummary
+    from services.write.init import InitSummary
     from services.write.sync import SyncSummary
 
 
@@ -124,7 +124,7 @@ def init(
     20 when the sync failed in part."""
     from services.access.keys import cli_principal
     from services.root.container import Container
-    from services.write.starter import client_config_paths, init_setup
+    from services.write.init import client_config_paths, init_setup
     from services.write.sync import run_sync as sync_now
 
     with mapped_errors():

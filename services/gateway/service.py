@@ -39,7 +39,7 @@ from services.gateway.answer import (
 )
 from services.gateway.catalog_query.view import CatalogView
 from services.gateway.hints import HintTracker, Suggestion
-from services.gateway.memory.choices import LOCAL, ChoiceMemory
+from services.gateway.memory.recording import LOCAL, ChoiceMemory
 from services.gateway.powers import Activation, ChangeReason, Power, PowerManager
 from services.gateway.runnable import mark_runnable
 from services.gateway.sessions import SessionViews
@@ -235,7 +235,7 @@ class GatewayService:
         powers: Mapping[str, PowerInfo],
     ) -> Decision:
         """The decision with the caller's memory applied, made with the same index's ``powers``
-        (services/gateway/memory/choices.py); ``words``: the user's own words, when the agent gave them."""
+        (services/gateway/memory/recording.py); ``words``: the user's own words, when the agent gave them."""
         session, principal = caller.session_id, caller.principal
         try:
             remembered, fired = self.memory.decide(session, resolution, decision, powers, principal=principal)

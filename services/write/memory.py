@@ -1,13 +1,13 @@
 """``tool-selector memory`` and the REST routes under ``admin``: what the gateway remembers of the
-choices agents confirmed (services/gateway/memory/choices.py), and forgetting it. Forgetting and clearing are
-audited; nothing here leaves the machine."""
+choices agents confirmed (services/gateway/memory/recording.py), and forgetting it. Forgetting and
+clearing are audited; nothing here leaves the machine."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel
 
 from services.root.container import Container
-from tool_selector.catalog import choices as rows
+from tool_selector.catalog import memory as rows
 from tool_selector.core.errors import NotFoundError
 
 

@@ -465,13 +465,13 @@ def test_an_admin_forgets_one_remembered_choice_then_all_and_a_viewer_cannot(
 ) -> None:
     import numpy as np
 
-    from tool_selector.catalog import choices
+    from tool_selector.catalog import memory as rows
     from tool_selector.catalog.store import CatalogStore
 
     page, site = browser_page, console_site
     with CatalogStore(site.data_dir / "catalog.db") as store:
         ids = [
-            choices.remember(
+            rows.remember(
                 store.database,
                 request_hash=f"console-{i}",
                 power="time",

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from tool_selector.catalog.choices import TABLE as CHOICES_TABLE
+from tool_selector.catalog.memory import TABLE as CHOICES_TABLE
 
 SCHEMA_VERSION = 9  # 2 profiles, enrichments, discovery; 3 gateway_sessions; 4 provenance, keys, audit, jobs;
 # 5 output schemas, definition hashes, tool pins and the quarantine (trust); 6 the change log; 7 server pins
 # and server entries in the quarantine (catalog/server_pins.py); 8 the memory of confirmed choices
-# (catalog/choices.py); 9 each choice's principal (choices.upgrade rebuilds the table: unique per principal)
+# (catalog/memory.py); 9 each choice's principal (choices.upgrade rebuilds the table: unique per principal)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -130,7 +130,7 @@ CREATE TABLE IF NOT EXISTS jobs (
     created_by TEXT NOT NULL,
     data TEXT NOT NULL
 );
--- a request the agent resolved, then served with a tool of the power it chose (catalog/choices.py)
+-- a request the agent resolved, then served with a tool of the power it chose (catalog/memory.py)
 """
 SCHEMA += CHOICES_TABLE.format(name="choices")
 

@@ -23,7 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from tool_selector.catalog import changes, choices, database, pins, server_pins
+from tool_selector.catalog import changes, database, pins, server_pins
+from tool_selector.catalog import memory as rows
 from tool_selector.catalog.schema import ADDED_COLUMNS, SCHEMA, SCHEMA_VERSION
 from tool_selector.core.errors import CatalogDamagedError, NotFoundError, StoreError
 from tool_selector.core.hashing import sha256_of
@@ -68,7 +69,7 @@ class CatalogStore:
                 with self._transaction():
                     database.mark(self._db)
                     self._add_columns()
-                    choices.upgrade(self._db)  # before 9: each choice gets its principal (local)
+                    rows.upgrade(self._db)  # before 9: each choice gets its principal (local)
                     self._check_schema_version()
                     if stored is not None:
                         self._pin_existing(stored)

@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from tool_selector.catalog import choices
+from tool_selector.catalog import memory as rows
 from tool_selector.catalog.admin import AuditRecord, write_audit
 from tool_selector.catalog.changes import scan_context
 from tool_selector.catalog.pins import (
@@ -140,12 +140,12 @@ class CatalogWriter:
         with self._store.database.transaction() as db:
             self._audit(db, actor, action, target, before_hash, after_hash, datetime.now(UTC), details)
 
-    # -- the gateway's memory of confirmed choices (catalog/choices.py) ---------------------------
+    # -- the gateway's memory of confirmed choices (catalog/memory.py) ---------------------------
 
     def forget_choice(self, actor: str, choice_id: int, *, power: str, tool: str) -> int:
         """Forget one remembered choice, audited as ``memory.forget`` in the same transaction."""
         with self._store.database.transaction() as db:
-            gone = choices.forget(self._store.database, [choice_id])
+            gone = rows.forget(self._store.database, [choice_id])
             now = datetime.now(UTC)
             self._audit(
                 db,
@@ -162,7 +162,7 @@ class CatalogWriter:
     def clear_choices(self, actor: str) -> int:
         """Forget every remembered choice, audited as ``memory.clear`` in the same transaction."""
         with self._store.database.transaction() as db:
-            gone = choices.clear(self._store.database)
+            gone = rows.clear(self._store.database)
             now = datetime.now(UTC)
             self._audit(db, actor, "memory.clear", "choices", None, None, now, {"forgotten": gone})
         return gone

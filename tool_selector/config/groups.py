@@ -72,10 +72,10 @@ class TrustSettings(BaseModel):
 
 
 class MemorySettings(BaseModel):
-    """The gateway's memory of confirmed choices (services/gateway/memory/choices.py): a request the agent
+    """The gateway's memory of confirmed choices (services/gateway/memory/recording.py): a request the agent
     resolved, then served with a tool of the power it chose, is remembered in catalog.db, and a later
     request close to it may activate that power when the resolver counts it among its first candidates
-    (tool_selector/route/remembered.py)."""
+    (tool_selector/route/memory.py)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

@@ -134,7 +134,7 @@ class MatchType(StrEnum):
     KEYWORD = "keyword"
     SEMANTIC = "semantic"
     HYBRID = "hybrid"
-    REMEMBERED = "remembered"  # the gateway's memory of confirmed choices decided (route/remembered.py)
+    REMEMBERED = "remembered"  # the gateway's memory of confirmed choices decided (route/memory.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,7 +218,7 @@ class Resolution(BaseModel):
         default_factory=list, description="the steps of a multi-step request; empty when it does not split"
     )
     # the request's embedding (of its text with the arguments taken out): never serialised; the gateway's
-    # memory of confirmed choices compares requests by it (services/gateway/memory/choices.py)
+    # memory of confirmed choices compares requests by it (services/gateway/memory/recording.py)
     _vector: RequestVector | None = PrivateAttr(default=None)
 
     @property

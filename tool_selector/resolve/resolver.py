@@ -26,10 +26,10 @@ from tool_selector.embedding.embedders import Embedder
 from tool_selector.resolve.confidence import Calibration
 from tool_selector.resolve.evidence import CatalogTerms, evidence_of
 from tool_selector.resolve.judge import CapabilityJudge
+from tool_selector.resolve.parts import split_query
 from tool_selector.resolve.rerank.features import Candidates, rank_features
 from tool_selector.resolve.rerank.model import RankerModel
 from tool_selector.resolve.spelling import corrected
-from tool_selector.resolve.steps import split_query
 from tool_selector.resolve.toolorder import ToolOrder, ToolSignals, order_tools, tool_signals
 from tool_selector.search.backend import Fusion, SearchBackend, SearchQuery, Target
 from tool_selector.search.text import tokenize

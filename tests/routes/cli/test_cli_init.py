@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from services.write.starter import client_config_paths
+from services.write.init import client_config_paths
 from tests.support.gateway_helpers import CLI, TIME_SERVER
 from tool_selector.config.servers import read_client_config
 

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from routes.cli import app
 from tests.support.api_helpers import RunningApi
-from tool_selector.catalog import choices as rows
+from tool_selector.catalog import memory as rows
 from tool_selector.catalog.store import CatalogStore
 
 V1 = "/api/v1"

@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from services.gateway.memory.choices import shipped_model
+from services.gateway.memory.recording import shipped_model
 from tool_selector.core.errors import CalibrationError
 from tool_selector.core.learned import read_model_file
 from tool_selector.resolve.confidence import FORMAT as CALIBRATION_FORMAT
 from tool_selector.resolve.confidence import Calibration, load_calibration
 from tool_selector.resolve.rerank.model import RANKER_FORMAT, RankerModel, load_ranker
-from tool_selector.route.remembered import MEMORY_FORMAT, MemoryModel
+from tool_selector.route.memory import MEMORY_FORMAT, MemoryModel
 from tool_selector.trust.likeness import FORMAT as SHADOW_FORMAT
 from tool_selector.trust.likeness import ShadowModel, load_shadow_model
 

@@ -1,4 +1,4 @@
-"""What the gateway records of a session for its memory (services/gateway/memory/choices.py): a choice is
+"""What the gateway records of a session for its memory (services/gateway/memory/recording.py): a choice is
 remembered only after a successful call of the chosen power's tool within the window; a remembered
 choice the agent goes back on is refuted; the request's words are kept only when allowed; nothing is
 recorded with the memory off. Real catalog database; the request vectors are given."""
@@ -10,14 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from services.gateway.memory.choices import ChoiceMemory
+from services.gateway.memory.recording import ChoiceMemory
 from services.root.container import Container
-from tool_selector.catalog import choices as rows
+from tool_selector.catalog import memory as rows
 from tool_selector.config.groups import MemorySettings
 from tool_selector.config.settings import Settings
 from tool_selector.core.models import Decision, PowerCandidate, PowerSummary, Resolution, ToolSummary
 from tool_selector.embedding.embedders import HashingEmbedder
-from tool_selector.route.remembered import MemoryModel, Recalled, Remembered
+from tool_selector.route.memory import MemoryModel, Recalled, Remembered
 from tool_selector.route.tiers import PowerInfo, tools_hash
 
 POWERS = {
@@ -232,7 +232,7 @@ def test_the_memory_sees_a_clear_from_another_process_at_its_next_look(memory: C
 
 
 def test_the_shipped_judge_loads_and_names_its_features() -> None:
-    from services.gateway.memory.choices import shipped_model
+    from services.gateway.memory.recording import shipped_model
 
     model = shipped_model()
     assert isinstance(model, MemoryModel) and model.features == [
@@ -371,7 +371,7 @@ def test_a_choice_kept_from_schema_8_is_used_for_the_local_user_and_a_clear_reac
     import sqlite3
     from contextlib import closing
 
-    from tests.tool_selector.route.test_remembered import V8_CHOICES
+    from tests.tool_selector.route.test_memory import V8_CHOICES
 
     settings = Settings(data_dir=tmp_path)
     embedder = HashingEmbedder(dim=4)

@@ -1,15 +1,15 @@
 """The memory of confirmed choices, in the catalog database (table ``choices``).
 
 A row is a request the gateway resolved and the power and tool that then served it: the agent chose the
-power (or the gateway activated it) and a call of that tool succeeded (services/gateway/memory/choices.py). It
-belongs to the **principal** who confirmed it (``local``: the person over stdio; ``key:<id>``: an API key
-over HTTP) and decides only for that principal. It keeps the request's embedding (``vector``, float32, of
-the request with its arguments taken out), a hash of that text, the embedding model, and the hash of the
-power's tools when it was confirmed; the request's words (at most ``MAX_REQUEST_CHARS``) only when the
-``memory.keep_text`` setting allows. The same request, power and tool confirmed again by the same
-principal counts up (``confirmed``); a remembered choice the agent went back on counts ``refuted``. A
-principal keeps at most ``max_rows`` rows: past that, its rows no longer usable (refuted as often as
-confirmed) go first, then the ones confirmed longest ago.
+power (or the gateway activated it) and a call of that tool succeeded
+(services/gateway/memory/recording.py). It belongs to the **principal** who confirmed it (``local``: the
+person over stdio; ``key:<id>``: an API key over HTTP) and decides only for that principal. It keeps the
+request's embedding (``vector``, float32, of the request with its arguments taken out), a hash of that
+text, the embedding model, and the hash of the power's tools when it was confirmed; the request's words
+(at most ``MAX_REQUEST_CHARS``) only when the ``memory.keep_text`` setting allows. The same request,
+power and tool confirmed again by the same principal counts up (``confirmed``); a remembered choice the
+agent went back on counts ``refuted``. A principal keeps at most ``max_rows`` rows: past that, its rows
+no longer usable (refuted as often as confirmed) go first, then the ones confirmed longest ago.
 
 Every write bumps the meta key ``choices_generation`` and the principal's own
 ``choices_generation:<principal>``, so a process holding a principal's memory in RAM (the gateway) sees

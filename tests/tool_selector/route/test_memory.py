@@ -1,5 +1,5 @@
-"""The memory of confirmed choices: its rows in the catalog database (catalog/choices.py) and how a
-remembered choice is recalled and changes a decision (route/remembered.py)."""
+"""The memory of confirmed choices: its rows in the catalog database (catalog/memory.py) and how a
+remembered choice is recalled and changes a decision (route/memory.py)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tool_selector.catalog import choices as rows
+from tool_selector.catalog import memory as rows
 from tool_selector.catalog.database import Database
 from tool_selector.catalog.store import CatalogStore
 from tool_selector.config.settings import TierThresholds
 from tool_selector.core.models import Decision, PowerSummary, ToolSummary
-from tool_selector.route.remembered import (
+from tool_selector.route.memory import (
     FLOOR,
     ChoiceIndex,
     MemoryModel,

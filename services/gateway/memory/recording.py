@@ -10,7 +10,7 @@ a ``resolve_intent``, the next ``window_calls`` gateway calls are watched: the p
 (one of the candidates shown, or the one the gateway activated), then a successful call of a tool the
 answer named for that power (one the resolver matched for the request, or the remembered one). That
 confirms the choice: the request's embedding (with its arguments taken out), a hash of it, and the power
-and tool are remembered in catalog.db (tool_selector/catalog/choices.py); the request's words only under
+and tool are remembered in catalog.db (tool_selector/catalog/memory.py); the request's words only under
 ``memory.keep_text``. A caller whose key lacks the ``call`` scope neither confirms nor refutes.
 
 A remembered choice is refuted when the agent goes back on it: it deactivates the power the memory
@@ -22,7 +22,7 @@ asks next is a new request), not with other user's words when both carry them (`
 different request refutes nothing: one after a tool call, one with other user's words, one less close.
 (The same user's words alone do not make the same request: a message of two requests is asked as two.)
 
-How a remembered choice changes a decision is tool_selector/route/remembered.py. Recording is
+How a remembered choice changes a decision is tool_selector/route/memory.py. Recording is
 bookkeeping: a write that fails (a full disk) is logged and never fails the agent's call. A damaged row
 is skipped, logged once with its repair. Nothing here leaves the machine; ``tool-selector memory``
 lists, shows, forgets and clears.
@@ -42,12 +42,12 @@ from importlib import resources
 import numpy as np
 
 from services.root.container import Container
-from tool_selector.catalog import choices as rows
+from tool_selector.catalog import memory as rows
 from tool_selector.core.errors import ToolSelectorError
 from tool_selector.core.learned import read_model_file
 from tool_selector.core.models import Decision, MatchType, Resolution
 from tool_selector.core.names import tool_of
-from tool_selector.route.remembered import (
+from tool_selector.route.memory import (
     MEMORY_FORMAT,
     ChoiceIndex,
     MemoryModel,
