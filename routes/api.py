@@ -146,7 +146,7 @@ def search_tools(
 
 @v1.get("/servers", tags=["registration"])
 def list_servers(o: Ops, _: Reader) -> list[ServerRecord]:
-    return catalog.list_servers(o.container)
+    return catalog.list_servers(o.container.store)
 
 
 @v1.get("/servers/{name:path}", tags=["registration"])

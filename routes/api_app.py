@@ -167,7 +167,7 @@ def need(scope: Scope | None) -> Callable[..., Awaitable[Principal]]:
             if credentials is None and request.headers.get("authorization"):
                 header = request.headers["authorization"]  # malformed: authenticate says how
             operations: Operations = request.app.state.ops
-            principal = authenticate(operations.container, header)
+            principal = authenticate(operations.container.store, header)
         if scope is not None:
             principal.require(scope)
         return principal

@@ -107,7 +107,7 @@ class KeyThenBodyLimit:
         if path == API_PREFIX or path.startswith(API_PREFIX + "/"):
             try:
                 container = scope["app"].state.ops.container
-                scope[PRINCIPAL] = authenticate(container, headers.get("authorization"))
+                scope[PRINCIPAL] = authenticate(container.store, headers.get("authorization"))
             except ToolSelectorError as exc:
                 refusal = error_response(exc)
                 streamed = declared is None and "chunked" in headers.get("transfer-encoding", "").lower()

@@ -29,13 +29,13 @@ def list_memory(
     o: Ops, _: Admin, limit: Annotated[int | None, Query(ge=1, le=100_000)] = None
 ) -> list[memory.ChoiceView]:
     """The remembered choices, the latest confirmed first (the request's words only under keep_text)."""
-    return memory.list_choices(o.container, limit=limit)
+    return memory.list_choices(o.container.store, limit=limit)
 
 
 @router.get("/{choice_id}")
 def show_memory(choice_id: int, o: Ops, _: Admin) -> memory.ChoiceView:
     """One remembered choice."""
-    return memory.show_choice(o.container, choice_id)
+    return memory.show_choice(o.container.store, choice_id)
 
 
 @router.delete("/{choice_id}")
@@ -53,6 +53,6 @@ def clear_memory(o: Ops, who: Admin) -> Cleared:
     """Forget every remembered choice (audited as memory.clear)."""
     return o.write(
         "clearing the memory",
-        lambda: Cleared(forgotten=memory.clear_choices(o.container, actor=who.actor)),
+        lambda: Cleared(forgotten=memory.clear_choices(o.container.writer, actor=who.actor)),
         who,
     )

@@ -35,13 +35,13 @@ def list_quarantine(
     server: Annotated[str | None, Query(max_length=300)] = None,
 ) -> list[QuarantineEntry]:
     """The held tools: what changed, who found it, and the scanner's reasons."""
-    return quarantine.list_entries(o.container, everything=everything, server=server)
+    return quarantine.list_entries(o.container.store, everything=everything, server=server)
 
 
 @router.get("/{entry_id}")
 def show_quarantine(entry_id: str, o: Ops, _: Reader) -> quarantine.QuarantineDetail:
     """One held definition beside the approved one, as a unified diff (invisible characters escaped)."""
-    return quarantine.show_entry(o.container, entry_id)
+    return quarantine.show_entry(o.container.store, entry_id)
 
 
 @router.post("/{entry_id}/approve")

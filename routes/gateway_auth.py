@@ -101,7 +101,7 @@ class RequireKey:
         headers = Headers(scope=scope)
         session_id = headers.get(SESSION_HEADER)
         try:
-            principal = authenticate(self.container, headers.get("authorization"))
+            principal = authenticate(self.container.store, headers.get("authorization"))
             principal.require(self.needs)
             session = self._session_for(session_id, principal)
         except ToolSelectorError as exc:
@@ -166,7 +166,7 @@ class RequireKey:
         """Close every session whose key was revoked; forget sessions the SDK has long closed."""
         if not self.sessions:
             return
-        revoked = revoked_among(self.container, {s.key_id for s in self.sessions.values()})
+        revoked = revoked_among(self.container.store, {s.key_id for s in self.sessions.values()})
         for key_id in revoked:
             await self.close_sessions_of(key_id, "its API key was revoked")
         now = time.monotonic()

@@ -177,7 +177,7 @@ def bench_api(
             import_catalog_dir(container, catalog, approve=True, actor="bench")
             build_index(container)
             servers, tools = container.store.counts()
-            key = create_key(container, "bench", role="viewer", actor="bench-api").key
+            key = create_key(container.store, "bench", role="viewer", actor="bench-api").key
         port = _free_port()
         env = {**os.environ, "TOOL_SELECTOR_DATA_DIR": str(data_dir), "OPENBLAS_NUM_THREADS": "1"}
         env["TOOL_SELECTOR_CACHE_DIR"] = str(settings.cache_dir)

@@ -122,7 +122,7 @@ def seed_console_data(
         _configure_servers(container, time_server)
         job_id = _sync_as_a_job(container)
         keys = {
-            role: create_key(container, f"console {role}", role=kind, scopes=scopes, actor=ACTOR).key
+            role: create_key(container.store, f"console {role}", role=kind, scopes=scopes, actor=ACTOR).key
             for role, (kind, scopes) in KEY_ROLES.items()
         }
         report_name = _write_report(seeded, container.embedder) if report else ""

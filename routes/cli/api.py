@@ -37,7 +37,8 @@ def api(
     with mapped_errors():
         settings = cli_settings()
         with Container(settings) as container:
-            catalog_counts(container)  # refuse an empty, damaged or foreign catalog here, saying what to do
+            # refuse an empty, damaged or foreign catalog here, saying what to do
+            catalog_counts(container.store)
         shown = f"{workers} worker processes, " if workers > 1 else ""
         typer.echo(f"tool-selector API on http://{host}:{port} ({shown}docs at /docs)", err=True)
         log_level = settings.log_level.lower()

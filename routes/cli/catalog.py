@@ -69,7 +69,7 @@ def catalog_list() -> None:
         echo_json(
             [
                 {"name": s.name, "tools": s.tool_count, "creation_method": s.creation_method}
-                for s in list_servers(container)
+                for s in list_servers(container.store)
             ]
         )
 
@@ -113,7 +113,7 @@ def catalog_backup(
     from services.write.catalog import backup_catalog
 
     with mapped_errors(), Container(cli_settings()) as container:
-        echo_json(backup_catalog(container, out))
+        echo_json(backup_catalog(container.store, out))
 
 
 @index_app.command("build")

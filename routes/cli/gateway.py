@@ -52,7 +52,7 @@ def stats(
     from services.root.container import Container
 
     with mapped_errors(), Container(cli_settings()) as container:
-        found, held = recent_usage(container, sessions)
+        found, held = recent_usage(container.store, sessions)
     if wants_json(as_json):
         echo_json([s.model_dump(mode="json") for s in found])
         return

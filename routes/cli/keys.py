@@ -38,9 +38,8 @@ def keys_create(
     from services.root.container import Container
 
     with mapped_errors(), Container(cli_settings()) as container:
-        new = create_key(
-            container, name, role=role, scopes=list(scope) if scope else None, actor=cli_principal().actor
-        )
+        scopes = list(scope) if scope else None
+        new = create_key(container.store, name, role=role, scopes=scopes, actor=cli_principal().actor)
     record = new.record
     echo_json(
         {
@@ -61,9 +60,8 @@ def keys_list() -> None:
     from services.root.container import Container
 
     with mapped_errors(), Container(cli_settings()) as container:
-        echo_json(
-            [{**record.model_dump(mode="json"), "active": record.active} for record in list_keys(container)]
-        )
+        records = list_keys(container.store)
+        echo_json([{**record.model_dump(mode="json"), "active": record.active} for record in records])
 
 
 @keys_app.command("revoke")
@@ -73,5 +71,5 @@ def keys_revoke(key_id: Annotated[str, typer.Argument(help="The key's id, as `ke
     from services.root.container import Container
 
     with mapped_errors(), Container(cli_settings()) as container:
-        record = revoke_key(container, key_id, actor=cli_principal().actor)
+        record = revoke_key(container.store, key_id, actor=cli_principal().actor)
         echo_json({"id": record.id, "name": record.name, "revoked_at": record.revoked_at})

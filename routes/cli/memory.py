@@ -21,7 +21,7 @@ def memory_list(
     from services.write.memory import list_choices
 
     with mapped_errors(), Container(cli_settings()) as container:
-        found = list_choices(container, limit=limit)
+        found = list_choices(container.store, limit=limit)
     if wants_json(as_json):
         echo_json([c.model_dump() for c in found])
         return
@@ -44,7 +44,7 @@ def memory_show(choice: Annotated[int, typer.Argument(help="The id from `memory 
     from services.write.memory import show_choice
 
     with mapped_errors(), Container(cli_settings()) as container:
-        shown = show_choice(container, choice)
+        shown = show_choice(container.store, choice)
     echo_json(shown.model_dump())
     if shown.damaged:
         typer.echo(
@@ -78,5 +78,5 @@ def memory_clear(
     if not yes and not typer.confirm("Forget every remembered choice?"):
         raise typer.Exit(1)
     with mapped_errors(), Container(cli_settings()) as container:
-        gone = clear_choices(container, actor=cli_principal().actor)
+        gone = clear_choices(container.writer, actor=cli_principal().actor)
     echo_json({"forgotten": gone})

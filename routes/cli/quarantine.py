@@ -21,7 +21,7 @@ def quarantine_list(
     from services.write.quarantine import list_entries
 
     with mapped_errors(), Container(cli_settings()) as container:
-        entries = list_entries(container, everything=everything, server=server)
+        entries = list_entries(container.store, everything=everything, server=server)
         echo_json([e.model_dump(mode="json", exclude={"old_definition", "new_definition"}) for e in entries])
 
 
@@ -34,7 +34,7 @@ def quarantine_show(
     from services.write.quarantine import show_entry
 
     with mapped_errors(), Container(cli_settings()) as container:
-        detail = show_entry(container, entry)
+        detail = show_entry(container.store, entry)
         typer.echo(detail.diff or "(no approved definition to compare with: the whole definition is new)")
         echo_json(detail.model_dump(mode="json"))
 

@@ -23,9 +23,9 @@ from datetime import UTC, datetime, timedelta
 
 from pydantic import BaseModel
 
-from services.root.container import Container
 from tool_selector.catalog import admin
 from tool_selector.catalog.admin import ROLE_SCOPES, SCOPES, ApiKeyRecord
+from tool_selector.catalog.store import CatalogStore
 from tool_selector.core.choices import Role, Scope
 from tool_selector.core.errors import AuthError, ForbiddenError, InvalidInputError
 
@@ -75,7 +75,7 @@ class NewKey(BaseModel):
 
 
 def create_key(
-    container: Container,
+    store: CatalogStore,
     name: str,
     *,
     role: Role,
@@ -104,30 +104,30 @@ def create_key(
         created_at=datetime.now(UTC),
         created_by=actor,
     )
-    admin.insert_key(container.store, record, hash_key(token))
+    admin.insert_key(store, record, hash_key(token))
     return NewKey(key=token, record=record)
 
 
-def revoke_key(container: Container, key_id: str, *, actor: str) -> ApiKeyRecord:
-    return admin.revoke_key(container.store, key_id, actor)
+def revoke_key(store: CatalogStore, key_id: str, *, actor: str) -> ApiKeyRecord:
+    return admin.revoke_key(store, key_id, actor)
 
 
-def list_keys(container: Container) -> list[ApiKeyRecord]:
-    return admin.list_keys(container.store)
+def list_keys(store: CatalogStore) -> list[ApiKeyRecord]:
+    return admin.list_keys(store)
 
 
-def revoked_among(container: Container, key_ids: set[str]) -> set[str]:
+def revoked_among(store: CatalogStore, key_ids: set[str]) -> set[str]:
     """Which of these keys are revoked (or no longer stored)."""
-    active = {record.id for record in admin.list_keys(container.store) if record.active}
+    active = {record.id for record in admin.list_keys(store) if record.active}
     return key_ids - active
 
 
-def check_still_valid(container: Container, principal: Principal) -> None:
+def check_still_valid(store: CatalogStore, principal: Principal) -> None:
     """Right before a change is made: the key that asked for it must still be valid (it may have been
     revoked while its request's body arrived, or while its job waited). AuthError (401) otherwise."""
     if principal.key_id is None:  # the local operator (CLI, the gateway over stdio)
         return
-    record = admin.key_by_id(container.store, principal.key_id)
+    record = admin.key_by_id(store, principal.key_id)
     if record is None or record.revoked_at is not None:
         raise AuthError(
             f"API key {principal.key_id!r} was revoked before this change was made; nothing was changed.",
@@ -136,7 +136,7 @@ def check_still_valid(container: Container, principal: Principal) -> None:
         )
 
 
-def authenticate(container: Container, authorization: str | None) -> Principal:
+def authenticate(store: CatalogStore, authorization: str | None) -> Principal:
     """The caller behind an ``Authorization: Bearer <key>`` header, or AuthError (401)."""
     if not authorization:
         raise AuthError(
@@ -151,7 +151,7 @@ def authenticate(container: Container, authorization: str | None) -> Principal:
             "The Authorization header must read `Bearer <key>`.",
             hint="Send the key created by `tool-selector keys create` after the word Bearer.",
         )
-    record = admin.key_by_hash(container.store, hash_key(token)) if KEY_PATTERN.match(token) else None
+    record = admin.key_by_hash(store, hash_key(token)) if KEY_PATTERN.match(token) else None
     if record is None:
         raise AuthError(
             "This API key is not valid.",
@@ -165,7 +165,7 @@ def authenticate(container: Container, authorization: str | None) -> Principal:
         )
     now = datetime.now(UTC)
     if record.last_used_at is None or now - record.last_used_at > _TOUCH_EVERY:
-        admin.touch_key(container.store, record.id, now)
+        admin.touch_key(store, record.id, now)
     return Principal(
         actor=f"key:{record.id}:{record.name}", scopes=frozenset(record.scopes), key_id=record.id
     )

@@ -137,7 +137,7 @@ class Operations:
         """``work`` under the writer lock, once ``who``'s key is checked again (it may have been revoked
         since the request began)."""
         with self._writing(what):
-            check_still_valid(self.container, who)
+            check_still_valid(self.container.store, who)
             return work()
 
     def submit(
@@ -145,7 +145,7 @@ class Operations:
     ) -> JobRecord:
         def locked(progress: Callable[[str, int, int], None]) -> BaseModel:
             with self._writing(f"{kind} job"):
-                check_still_valid(self.container, who)  # the key may have been revoked while it waited
+                check_still_valid(self.container.store, who)  # the key may have been revoked while it waited
                 return work(progress)
 
         return self.jobs.submit(kind, who.actor, locked)

@@ -3,11 +3,10 @@ from agents meanwhile."""
 
 from __future__ import annotations
 
-from services.root.container import Container
+from tool_selector.catalog.store import CatalogStore
 from tool_selector.core.models import GatewaySessionStats
 
 
-def recent_usage(container: Container, sessions: int) -> tuple[list[GatewaySessionStats], list[str]]:
+def recent_usage(store: CatalogStore, sessions: int) -> tuple[list[GatewaySessionStats], list[str]]:
     """The ``sessions`` most recently seen gateway sessions, and every tool id held now."""
-    store = container.store
     return store.get_gateway_sessions(limit=sessions), sorted(store.held_tool_ids())

@@ -13,6 +13,7 @@ from services.write.registry import operator_owned, taken_server_names
 from services.write.writing import writes
 from tool_selector.catalog.database import backup
 from tool_selector.catalog.rows import ImportSummary
+from tool_selector.catalog.store import CatalogStore
 from tool_selector.catalog_files.batch import ImportBatch, parse_batch_body, read_batch_file
 from tool_selector.catalog_files.folder import read_catalog_dir
 from tool_selector.core.choices import BatchFormat
@@ -62,9 +63,9 @@ def import_catalog_dir(
     return summary
 
 
-def list_servers(container: Container) -> list[ServerRecord]:
+def list_servers(store: CatalogStore) -> list[ServerRecord]:
     """Every server of the catalog with its tool count, by name."""
-    return container.store.list_servers()
+    return store.list_servers()
 
 
 def read_batch(
@@ -91,11 +92,11 @@ def read_batch(
     return batch
 
 
-def backup_catalog(container: Container, out: Path) -> dict[str, object]:
+def backup_catalog(store: CatalogStore, out: Path) -> dict[str, object]:
     """A consistent, checked copy of the catalog database at ``out`` (a new file), and what it holds."""
-    return {"backup": str(out), **backup(container.store, out)}
+    return {"backup": str(out), **backup(store, out)}
 
 
-def catalog_counts(container: Container) -> tuple[int, int]:
+def catalog_counts(store: CatalogStore) -> tuple[int, int]:
     """Servers and tools stored; reading them refuses an empty, damaged or foreign catalog first."""
-    return container.store.counts()
+    return store.counts()

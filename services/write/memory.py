@@ -4,11 +4,17 @@ clearing are audited; nothing here leaves the machine."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import BaseModel
 
 from services.root.container import Container
 from tool_selector.catalog import memory as rows
+from tool_selector.catalog.store import CatalogStore
 from tool_selector.core.errors import NotFoundError
+
+if TYPE_CHECKING:
+    from tool_selector.catalog.writer import CatalogWriter
 
 
 class ChoiceView(BaseModel):
@@ -45,12 +51,12 @@ def _view(choice: rows.Choice) -> ChoiceView:
     )
 
 
-def list_choices(container: Container, *, limit: int | None = None) -> list[ChoiceView]:
-    return [_view(c) for c in rows.list_choices(container.store.database, limit=limit)]
+def list_choices(store: CatalogStore, *, limit: int | None = None) -> list[ChoiceView]:
+    return [_view(c) for c in rows.list_choices(store.database, limit=limit)]
 
 
-def show_choice(container: Container, choice_id: int) -> ChoiceView:
-    found = rows.get_choice(container.store.database, choice_id)
+def show_choice(store: CatalogStore, choice_id: int) -> ChoiceView:
+    found = rows.get_choice(store.database, choice_id)
     if found is None:
         shown = str(choice_id) if len(str(choice_id)) <= 24 else str(choice_id)[:20] + "…"
         beyond = not 1 <= choice_id <= rows.MAX_ID
@@ -64,11 +70,11 @@ def show_choice(container: Container, choice_id: int) -> ChoiceView:
 
 def forget_choice(container: Container, choice_id: int, *, actor: str) -> ChoiceView:
     """Forget one remembered choice (audited as ``memory.forget``)."""
-    shown = show_choice(container, choice_id)
+    shown = show_choice(container.store, choice_id)
     container.writer.forget_choice(actor, choice_id, power=shown.power, tool=shown.tool)
     return shown
 
 
-def clear_choices(container: Container, *, actor: str) -> int:
+def clear_choices(writer: CatalogWriter, *, actor: str) -> int:
     """Forget every remembered choice (audited as ``memory.clear``); how many there were."""
-    return container.writer.clear_choices(actor)
+    return writer.clear_choices(actor)

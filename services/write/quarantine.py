@@ -23,6 +23,7 @@ from services.write.indexing import refresh_index
 from services.write.policy import configured_mode
 from services.write.registry import refresh
 from services.write.writing import writes
+from tool_selector.catalog.store import CatalogStore
 from tool_selector.config.servers import ServerConfig
 from tool_selector.core.errors import LockedError, QuarantinedError
 from tool_selector.core.models import ToolSpec
@@ -49,16 +50,16 @@ class Decided(BaseModel):
 
 
 def list_entries(
-    container: Container, *, everything: bool = False, server: str | None = None
+    store: CatalogStore, *, everything: bool = False, server: str | None = None
 ) -> list[QuarantineEntry]:
     states: Sequence[EntryState] = (
         ("pending", "rejected", "approved", "superseded") if everything else ("pending",)
     )
-    return container.store.quarantine_entries(states=states, server=server)
+    return store.quarantine_entries(states=states, server=server)
 
 
-def show_entry(container: Container, entry_id: str) -> QuarantineDetail:
-    entry = container.store.quarantine_entry(entry_id)
+def show_entry(store: CatalogStore, entry_id: str) -> QuarantineDetail:
+    entry = store.quarantine_entry(entry_id)
     diff = escaped(definition_diff(entry.old_definition, entry.new_definition))
     if entry.state == "pending":
         step = f"`tool-selector quarantine approve {entry.id}` or `quarantine reject {entry.id}`"

@@ -350,7 +350,7 @@ def test_a_revoked_key_gets_401(api: RunningApi) -> None:
     with api.client("viewer") as viewer:
         assert viewer.get(f"{V1}/servers").status_code == 200
         with api.container() as container:
-            revoke_key(container, key_id(api, "viewer"), actor="test")
+            revoke_key(container.store, key_id(api, "viewer"), actor="test")
         refused = viewer.get(f"{V1}/servers")
     assert "revoked" in error_of(refused, 401, "unauthorized")["message"]
     assert refused.headers["WWW-Authenticate"] == "Bearer"

@@ -84,7 +84,7 @@ def test_a_key_revoked_while_its_body_arrives_changes_nothing(api: RunningApi) -
         sock.sendall(chunked_head("PATCH", "/api/v1/servers/time", api.keys["editor"]))
         sock.sendall(chunk(b'{"description": "Tells the time'))
         with api.container() as container:
-            revoke_key(container, key_id(api, "editor"), actor="test")
+            revoke_key(container.store, key_id(api, "editor"), actor="test")
         sock.sendall(chunk(b', and more."}') + chunk(b""))
         status, body = answer(sock)
     assert status == 401 and "revoked" in body["error"]["message"], body
@@ -99,7 +99,7 @@ def test_an_import_job_whose_key_is_revoked_while_it_waits_for_the_writer_change
     with api.client("only:import") as importer, api.container() as container:
         with container.writing("a test holding the writer lock"):
             job_id = submit(importer, json.dumps(batch))
-            revoke_key(container, key_id(api, "only:import"), actor="test")
+            revoke_key(container.store, key_id(api, "only:import"), actor="test")
         with api.client("admin") as admin:
             job = wait_for_job(admin, job_id)
         assert job["state"] == "failed" and "revoked" in json.dumps(job["error"]), job

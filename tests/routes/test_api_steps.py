@@ -43,7 +43,7 @@ def client(template: Path, tmp_path: Path) -> Iterator[TestClient]:
     shutil.copytree(template, tmp_path / "data")
     settings = Settings(data_dir=tmp_path / "data", cache_dir=tmp_path / "cache")
     with Container(settings, embedder=HASHING) as container:
-        key = create_key(container, "viewer", role="viewer", actor="test").key
+        key = create_key(container.store, "viewer", role="viewer", actor="test").key
     app = build_app(settings, make_container=lambda: Container(settings, embedder=HASHING))
     with TestClient(app, headers={"Authorization": f"Bearer {key}"}) as test_client:
         yield test_client

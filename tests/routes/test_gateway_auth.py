@@ -75,13 +75,13 @@ class Keys:
 
     def make(self, name: str, role: Role) -> str:
         with Container(self.settings, embedder=HASHING) as container:
-            new = create_key(container, name, role=role, actor="test")
+            new = create_key(container.store, name, role=role, actor="test")
         self.ids[new.key] = new.record.id
         return new.key
 
     def revoke(self, key: str) -> None:
         with Container(self.settings, embedder=HASHING) as container:
-            revoke_key(container, self.ids[key], actor="test")
+            revoke_key(container.store, self.ids[key], actor="test")
 
 
 @contextmanager

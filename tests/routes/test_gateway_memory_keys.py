@@ -64,7 +64,7 @@ def setup(template: GatewaySetup, tmp_path: Path) -> GatewaySetup:
 
 def make_key(setup: GatewaySetup, embedder: MiniLMEmbedder, name: str, role: Role = "editor") -> str:
     with Container(setup.settings(), embedder=embedder) as container:
-        return create_key(container, name, role=role, actor="test").key
+        return create_key(container.store, name, role=role, actor="test").key
 
 
 def choices(setup: GatewaySetup) -> list[dict[str, Any]]:

@@ -61,7 +61,7 @@ def template(tmp_path_factory: pytest.TempPathFactory, harbour_url: str) -> Gate
     with Container(setup.settings(enricher="offline"), embedder=HASHING) as container:
         assert run_sync(container).ok
         import_catalog_dir(container, catalog, approve=True, actor="test")
-        for entry in list_entries(container):  # what the trust policy or the scanner held, approved
+        for entry in list_entries(container.store):  # what the trust policy or the scanner held, approved
             approve_entry(container, entry.id, actor="test")
         refresh(container)
     return setup

@@ -127,7 +127,7 @@ def audited(container: Container, action: str) -> list[str]:
 def _sync_holds_the_changed_instructions(notebook: Notebook, embedder: Embedder) -> None:
     with notebook.container(embedder) as container:
         assert run_sync(container).ok
-        (held,) = [e for e in list_entries(container) if e.subject == "server"]
+        (held,) = [e for e in list_entries(container.store) if e.subject == "server"]
         assert (held.tool_id, held.found_by, held.kind) == (SERVER, "sync", "changed")
 
 
@@ -151,7 +151,7 @@ async def test_changed_instructions_are_held_at_sync_and_at_activation_and_the_a
         assert "bank login" not in json.dumps(shown) and "card number" not in json.dumps(shown)
 
     with notebook.container(embedder) as container:
-        entries = [e for e in list_entries(container) if e.subject == "server"]
+        entries = [e for e in list_entries(container.store) if e.subject == "server"]
         found = {e.found_by: e.new_definition["metadata"]["instructions"] for e in entries}
         assert found == {"sync": ATTACK, "activation": SECOND}
         assert audited(container, "server.quarantine") == [f"server:{SERVER}"] * 2

@@ -70,9 +70,9 @@ def running_api(
     api = RunningApi(url="", settings=run_settings, embedder=embedder)
     with api.container() as container:
         for role in ROLE_SCOPES:
-            api.keys[role] = create_key(container, f"test-{role}", role=role, actor="test").key
+            api.keys[role] = create_key(container.store, f"test-{role}", role=role, actor="test").key
         for scope in SCOPES:
-            only = create_key(container, f"only-{scope}", role="admin", scopes=[scope], actor="test")
+            only = create_key(container.store, f"only-{scope}", role="admin", scopes=[scope], actor="test")
             api.keys[f"only:{scope}"] = only.key
     app = build_app(run_settings, make_container=lambda: Container(run_settings, embedder=embedder))
     with serving(app, "uvicorn-test") as url:

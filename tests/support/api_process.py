@@ -143,4 +143,4 @@ def copy_data(template: Path, target: Path) -> Path:
 
 def admin_key(data: Path) -> str:
     with Container(Settings(data_dir=data)) as container:
-        return create_key(container, "processes", role="admin", actor="test").key
+        return create_key(container.store, "processes", role="admin", actor="test").key

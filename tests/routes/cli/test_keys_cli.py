@@ -63,7 +63,7 @@ def test_create_prints_the_key_once_and_list_never_shows_it(data_dir: Path, cont
     assert secret not in listing.output and digest not in listing.output
     assert not any("hash" in field for field in keys[0])
 
-    principal = authenticate(container, f"Bearer {created['key']}")
+    principal = authenticate(container.store, f"Bearer {created['key']}")
     assert principal.scopes == {"read", "write"} and principal.key_id == created["id"]
     audit = read_audit(container.store, target=f"key:{created['id']}")
     assert [(a.action, a.actor) for a in audit] == [("key.create", cli_principal().actor)]
@@ -71,13 +71,13 @@ def test_create_prints_the_key_once_and_list_never_shows_it(data_dir: Path, cont
 
 def test_a_revoked_key_is_refused_by_authenticate(data_dir: Path, container: Container) -> None:
     created = _create(data_dir, "laptop", "viewer")
-    assert authenticate(container, f"Bearer {created['key']}").key_id == created["id"]
+    assert authenticate(container.store, f"Bearer {created['key']}").key_id == created["id"]
 
     revoked = _json(_invoke(data_dir, "revoke", created["id"]))
     assert revoked["id"] == created["id"] and revoked["revoked_at"]
 
     with pytest.raises(AuthError, match="was revoked"):
-        authenticate(container, f"Bearer {created['key']}")
+        authenticate(container.store, f"Bearer {created['key']}")
     assert _json(_invoke(data_dir, "list"))[0]["active"] is False
     assert _json(_invoke(data_dir, "revoke", created["id"]))["revoked_at"] == revoked["revoked_at"]
 
@@ -119,7 +119,7 @@ def test_a_key_narrowed_to_one_scope_of_its_role_has_only_that_scope(
 ) -> None:
     created = _create(data_dir, "importer", "editor", ["import"])
     assert created["role"] == "editor" and created["scopes"] == ["import"]
-    principal = authenticate(container, f"Bearer {created['key']}")
+    principal = authenticate(container.store, f"Bearer {created['key']}")
     principal.require("import")
     with pytest.raises(ForbiddenError, match="'read'"):
         principal.require("read")

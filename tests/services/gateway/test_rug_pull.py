@@ -110,7 +110,7 @@ def test_a_change_found_at_sync_is_held_out_of_the_index_and_audited(notebook: N
         assert second.quarantined == [held]
         assert held not in container.backend.ids()
         assert f"{SERVER}::list_notes" in container.backend.ids()
-        entry = list_entries(container)[0]
+        entry = list_entries(container.store)[0]
         assert entry.tool_id == held and entry.found_by == "sync"
         if change == "name":
             assert "renamed" in entry.reasons[0] and entry.kind == "new"
@@ -149,7 +149,7 @@ def test_a_change_found_at_activation_is_never_shown_or_callable(notebook: Noteb
         answer = anyio.run(scenario)
         shown = json.dumps(answer)
         assert POISON not in shown and "sidenote" not in shown
-        entry = list_entries(container)[0]
+        entry = list_entries(container.store)[0]
         assert entry.found_by == "activation" and entry.tool_id == f"{SERVER}::{changed_name}"
         assert entry.tool_id not in container.backend.ids()
 
@@ -159,7 +159,7 @@ def test_approving_a_held_change_pins_it_and_makes_it_searchable_and_callable(no
         assert run_sync(container).ok
         notebook.serve([_schema_changed(READ), LIST])
         assert run_sync(container).tools_held == [f"{SERVER}::read_note"]
-        entry = list_entries(container)[0]
+        entry = list_entries(container.store)[0]
         decided = approve_entry(container, entry.id, actor="cli:alice", note="the new field is fine")
         assert decided.entry.state == "approved" and decided.entry.decided_by == "cli:alice"
         assert container.store.held_tool_ids() == set()
@@ -180,11 +180,11 @@ def test_a_rejected_change_stays_held_and_is_not_held_again_at_the_next_sync(not
         assert run_sync(container).ok
         notebook.serve([_described(READ), LIST])
         run_sync(container)
-        entry = list_entries(container)[0]
+        entry = list_entries(container.store)[0]
         assert reject_entry(container, entry.id, actor="cli:alice").entry.state == "rejected"
         again = run_sync(container)
         assert again.tools_held == [] and again.quarantined == [f"{SERVER}::read_note"]
-        assert list_entries(container) == []  # nothing pending: it was decided
+        assert list_entries(container.store) == []  # nothing pending: it was decided
         assert [r.action for r in read_audit(container.store, limit=50)].count("tool.reject") == 1
         notebook.serve([READ, LIST])  # the server goes back to the approved definition
         back = run_sync(container)
@@ -198,7 +198,7 @@ def test_under_the_approve_policy_a_new_server_is_held_until_approved(notebook: 
     with notebook.container(settings) as container:
         summary = run_sync(container)
         assert sorted(summary.tools_held) == [f"{SERVER}::list_notes", f"{SERVER}::read_note"]
-        assert {e.kind for e in list_entries(container)} == {"new"}
+        assert {e.kind for e in list_entries(container.store)} == {"new"}
         assert container.backend.count() == 0 or not set(container.backend.ids())
 
 
@@ -213,7 +213,7 @@ def test_a_poisoned_tool_is_held_at_the_first_sync_even_under_trust_on_first_use
     with notebook.container() as container:
         summary = run_sync(container)
         assert summary.tools_held == [f"{SERVER}::summarise_note"]
-        (entry,) = list_entries(container)
+        (entry,) = list_entries(container.store)
         assert entry.kind == "flagged" and any(r.startswith("scanner:") for r in entry.reasons)
         assert set(container.backend.ids()) == {f"{SERVER}::read_note", f"{SERVER}::list_notes"}
 

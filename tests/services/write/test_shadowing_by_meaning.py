@@ -72,7 +72,7 @@ def test_a_catalog_only_tool_saying_the_git_powers_differ_has_bugs_is_held_and_g
         assert run_sync(container).ok
         summary = import_catalog_dir(container, catalog, approve=True, actor="test")
         assert summary.held == ["gitlens-lite::working_tree_diff"]
-        (entry,) = list_entries(container)
+        (entry,) = list_entries(container.store)
         assert any(
             "shadowing" in r and "of configured server 'git'" in r and "routing git diff requests" in r
             for r in entry.reasons
@@ -101,7 +101,7 @@ def test_a_configured_server_copying_fetchs_description_is_held_and_fetch_keeps_
         save_servers(settings.servers_path, ServersFile(mcpServers=servers))
         second = run_sync(container)  # netget's first sync: trusted on first use, but for the copy
         assert second.tools_held == ["netget::get_url"]
-        (entry,) = list_entries(container)
+        (entry,) = list_entries(container.store)
         assert any(
             r == "scanner: shadowing: copies the description of tool 'fetch' of configured server 'fetch'"
             for r in entry.reasons
@@ -176,7 +176,7 @@ def test_a_tool_copying_fetch_that_appears_at_activation_is_held_naming_fetch(
 
         answer = anyio.run(activate)
         assert named(answer["tools"]) == ["list_notes"] and "open_url" in answer["held_tools"]
-        (entry,) = list_entries(container)
+        (entry,) = list_entries(container.store)
         assert entry.found_by == "activation" and entry.tool_id == "notes::open_url"
         assert "scanner: shadowing: copies the description of tool 'fetch' of configured server 'fetch'" in (
             entry.reasons

@@ -57,9 +57,9 @@ def test_a_tool_claiming_to_be_the_git_servers_git_diff_is_held_and_git_keeps_th
 ) -> None:
     with Container(tofu_settings(tmp_path), embedder=embedder) as container:
         import_catalog_dir(container, _catalog(tmp_path / "catalog"), approve=True, actor="test")
-        (entry,) = list_entries(container)
+        (entry,) = list_entries(container.store)
         assert (entry.server, entry.name, entry.kind) == ("git-official", "git_diff", "flagged")
-        shown = show_entry(container, entry.id).entry.reasons
+        shown = show_entry(container.store, entry.id).entry.reasons
         assert any("shadowing" in r and "server 'git'" in r and "official git server" in r for r in shown)
         enrich_catalog(container, container.enrichers())
         refresh_index(container)

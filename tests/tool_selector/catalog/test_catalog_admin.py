@@ -55,7 +55,7 @@ def test_keys_stored_with_their_roles_defaults_gain_the_new_scopes_once_and_narr
     }
     container.store.set_meta("key_scopes_version", "1")  # the catalog of an earlier version
 
-    scopes = {name: authenticate(container, f"Bearer {key}").scopes for name, key in keys.items()}
+    scopes = {name: authenticate(container.store, f"Bearer {key}").scopes for name, key in keys.items()}
     assert scopes["editor"] == {"read", "write", "edit", "import", "call"}
     assert scopes["admin"] == set(ROLE_SCOPES["admin"])
     assert scopes["viewer"] == {"read"} and scopes["narrow"] == {"read", "import"}
@@ -65,15 +65,15 @@ def test_keys_stored_with_their_roles_defaults_gain_the_new_scopes_once_and_narr
     ]
     # a key made now, narrowed to what was an editor's default set, keeps exactly that
     chosen: list[Scope] = ["read", "write", "edit", "import"]
-    new = create_key(container, "no-calls", role="editor", scopes=chosen, actor="test")
-    assert authenticate(container, f"Bearer {new.key}").scopes == set(chosen)
+    new = create_key(container.store, "no-calls", role="editor", scopes=chosen, actor="test")
+    assert authenticate(container.store, f"Bearer {new.key}").scopes == set(chosen)
     assert admin.upgrade_key_scopes(container.store) == []
 
 
 def test_a_key_may_be_narrowed_to_call_and_only_an_admin_key_to_approve(container: Container) -> None:
-    caller = create_key(container, "caller", role="editor", scopes=["read", "call"], actor="test")
-    assert authenticate(container, f"Bearer {caller.key}").scopes == {"read", "call"}
-    approver = create_key(container, "approver", role="admin", scopes=["approve"], actor="test")
-    assert authenticate(container, f"Bearer {approver.key}").scopes == {"approve"}
+    caller = create_key(container.store, "caller", role="editor", scopes=["read", "call"], actor="test")
+    assert authenticate(container.store, f"Bearer {caller.key}").scopes == {"read", "call"}
+    approver = create_key(container.store, "approver", role="admin", scopes=["approve"], actor="test")
+    assert authenticate(container.store, f"Bearer {approver.key}").scopes == {"approve"}
     with pytest.raises(InvalidInputError, match="does not include approve"):
-        create_key(container, "no", role="editor", scopes=["approve"], actor="test")
+        create_key(container.store, "no", role="editor", scopes=["approve"], actor="test")
