@@ -163,7 +163,7 @@ class Operations:
         )
 
     def reprofile(self, name: str, who: Principal) -> ServerStatus:
-        registry.require_server_named(self.container, name)
+        registry.require_server_named(self.container.store, name)
         force = frozenset({name})
         self.write(f"re-profile of {name}", lambda: registry.refresh(self.container, force=force), who)
         return self.server_status(name)
@@ -204,7 +204,7 @@ class Operations:
 
     def server_status(self, name: str) -> ServerStatus:
         store = self.container.store
-        server = registry.require_server_named(self.container, name)
+        server = registry.require_server_named(store, name)
         profile = store.get_profile(name)
         states: list[ToolEnrichmentState] = []
         for tool in store.list_tools(name):
@@ -269,7 +269,7 @@ class Operations:
             enrichers=enrichers,
             discovery=discovery,
             index_current=index_is_current(self.container),
-            last_sync=last_sync(self.container),
+            last_sync=last_sync(store),
             quarantined=sorted(store.held_tool_ids())[:200],
         )
 

@@ -4,6 +4,7 @@ the catalog's words the confidence reads (``IndexSnapshot``); and the check that
 from __future__ import annotations
 
 from collections.abc import Collection
+from typing import TYPE_CHECKING
 
 from services.root.container import Container
 from tool_selector.core.errors import IndexMissingError, NotFoundError
@@ -16,6 +17,10 @@ from tool_selector.search.backend import HeldDocuments
 from tool_selector.trust.limits import cut
 from tool_selector.trust.shown import server_purpose
 
+if TYPE_CHECKING:
+    from tool_selector.catalog.store import CatalogStore
+    from tool_selector.search.backend import SearchBackend
+
 
 def power_directory(container: Container, servers: Collection[str] | None = None) -> dict[str, PowerInfo]:
     """Every power (or those of ``servers`` that exist) with its one-line purpose and original tools, as
@@ -23,7 +28,7 @@ def power_directory(container: Container, servers: Collection[str] | None = None
     withheld, never a server's instructions (tool_selector/trust/shown.py: ``server_purpose``)."""
     store = container.store
     tools_by_server: dict[str, list[ToolSummary]] = {}
-    records = store.list_servers() if servers is None else _existing(container, servers)
+    records = store.list_servers() if servers is None else _existing(store, servers)
     listed = (
         store.list_tools(cleared_only=True)
         if servers is None
@@ -66,22 +71,21 @@ def check_servable(container: Container) -> None:
     _check_index(container, allow_stale=False)
 
 
-def _existing(container: Container, names: Collection[str]) -> list[ServerRecord]:
+def _existing(store: CatalogStore, names: Collection[str]) -> list[ServerRecord]:
     records = []
     for name in sorted(names):
         try:
-            records.append(container.store.get_server(name))
+            records.append(store.get_server(name))
         except NotFoundError:
             continue
     return records
 
 
-def _indexed_documents(container: Container) -> list[ToolDocument]:
+def _indexed_documents(backend: SearchBackend, store: CatalogStore) -> list[ToolDocument]:
     """The tool documents the index holds: the embedded backend keeps them in memory, so they are not
     built and hashed again from the catalog (at 30k tools that took most of a reload); other backends
     build them from the catalog, as the index was built."""
-    backend = container.backend
-    return backend.documents() if isinstance(backend, HeldDocuments) else build_documents(container.store)[0]
+    return backend.documents() if isinstance(backend, HeldDocuments) else build_documents(store)[0]
 
 
 class IndexSnapshot:
@@ -95,7 +99,7 @@ class IndexSnapshot:
         self.container = container
         _check_index(container, allow_stale=allow_stale)
         self.powers = power_directory(container)
-        self.terms = CatalogTerms.from_documents(_indexed_documents(container))
+        self.terms = CatalogTerms.from_documents(_indexed_documents(container.backend, container.store))
 
     @classmethod
     def updated(
