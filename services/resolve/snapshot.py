@@ -4,22 +4,18 @@ the catalog's words the confidence reads (``IndexSnapshot``); and the check that
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import TYPE_CHECKING
 
 from services.root.container import Container
+from tool_selector.catalog.store import CatalogStore
 from tool_selector.core.errors import IndexMissingError, NotFoundError
 from tool_selector.core.models import ServerRecord, ToolDocument, ToolSummary
 from tool_selector.index.build import build_documents
 from tool_selector.index.mark import index_is_current, indexed_seq
 from tool_selector.resolve.evidence import CatalogTerms
 from tool_selector.route.tiers import PowerInfo
-from tool_selector.search.backend import HeldDocuments
+from tool_selector.search.backend import HeldDocuments, SearchBackend
 from tool_selector.trust.limits import cut
 from tool_selector.trust.shown import server_purpose
-
-if TYPE_CHECKING:
-    from tool_selector.catalog.store import CatalogStore
-    from tool_selector.search.backend import SearchBackend
 
 
 def power_directory(container: Container, servers: Collection[str] | None = None) -> dict[str, PowerInfo]:

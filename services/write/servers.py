@@ -36,7 +36,6 @@ from tool_selector.core.hashing import sha256_of
 from tool_selector.core.names import TakenNames, copy_problem
 
 if TYPE_CHECKING:
-    from tool_selector.catalog.store import CatalogStore
     from tool_selector.catalog.writer import CatalogWriter
     from tool_selector.config.settings import Settings
 
@@ -141,12 +140,13 @@ def save_recorded(
         raise
 
 
-def list_servers(settings: Settings, store: CatalogStore, *, reveal: bool = False) -> list[ServerRow]:
+def list_servers(container: Container, *, reveal: bool = False) -> list[ServerRow]:
     """The configured servers with their tool counts and last discovery; secret values hidden unless
-    ``reveal`` (the operator at the machine asking for them)."""
-    servers = load_servers(settings.servers_path)
-    counts = {s.name: s.tool_count for s in store.list_servers()}
-    status = store.get_discovery()
+    ``reveal`` (the operator at the machine asking for them). The CLI's entry: it takes the container,
+    since an adapter never reaches into the store (tests/test_architecture.py)."""
+    servers = load_servers(container.settings.servers_path)
+    counts = {s.name: s.tool_count for s in container.store.list_servers()}
+    status = container.store.get_discovery()
     rows: list[ServerRow] = []
     for name, cfg in servers.mcpServers.items():
         st = status.get(name)
