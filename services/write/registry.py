@@ -190,7 +190,7 @@ def require_tool(store: CatalogStore, tool_id: str) -> ToolRecord:
 def patch_server(container: Container, name: str, patch: ServerPatch, *, actor: str) -> ServerWritten:
     """Change a catalog-only server's description or metadata, vetted under ``trust.registered``; a
     configured or discovered server's text is owned by its configuration and discovery (refused)."""
-    refuse_owned(container, require_server_named(container.store, name), "PATCH")
+    refuse_owned(container.settings, require_server_named(container.store, name), "PATCH")
     record, changed = container.writer.update_server(
         name,
         description=patch.description,
@@ -221,15 +221,13 @@ def pending_text(store: CatalogStore, server: str, digest: str) -> str | None:
     return next((e.id for e in entries if e.subject == "server" and e.new_hash == digest), None)
 
 
-def owned_by_operator(container: Container, server: ServerRecord) -> bool:
+def owned_by_operator(settings: Settings, server: ServerRecord) -> bool:
     """Whether the server's text comes from the operator's configuration and discovery."""
-    return server.creation_method == CreationMethod.DISCOVERED or server.name in configured_names(
-        container.settings
-    )
+    return server.creation_method == CreationMethod.DISCOVERED or server.name in configured_names(settings)
 
 
-def refuse_owned(container: Container, server: ServerRecord, what: str) -> None:
-    if owned_by_operator(container, server):
+def refuse_owned(settings: Settings, server: ServerRecord, what: str) -> None:
+    if owned_by_operator(settings, server):
         raise ConflictError(
             f"{what} refused: {server.name!r} is configured on this machine, so its tools and description "
             "come from the server itself and its keywords and steering from the operator's configuration.",
@@ -285,7 +283,9 @@ def register_tool(
     actor: str,
 ) -> ToolOutcome:
     store = container.store
-    refuse_owned(container, require_server_named(container.store, spec.server), "A tool registration")
+    refuse_owned(
+        container.settings, require_server_named(container.store, spec.server), "A tool registration"
+    )
     finder = DuplicateFinder(container)
     if mode != "force_create":
         match = find_match(container, spec, scope, finder)
@@ -320,7 +320,7 @@ def register_tool(
 @writes("tool update")
 def patch_tool(container: Container, tool_id: str, patch: ToolPatch, *, actor: str) -> ToolRecord:
     tool = require_tool(container.store, tool_id)
-    refuse_owned(container, container.store.get_server(tool.server), "A tool PATCH")
+    refuse_owned(container.settings, container.store.get_server(tool.server), "A tool PATCH")
     problem = name_problem(tool.name, "tool")  # only an older version let such a name in
     if problem is not None:
         raise InvalidInputError(
