@@ -18,11 +18,10 @@ from tool_selector.trust.limits import cut
 from tool_selector.trust.shown import server_purpose
 
 
-def power_directory(container: Container, servers: Collection[str] | None = None) -> dict[str, PowerInfo]:
+def power_directory(store: CatalogStore, servers: Collection[str] | None = None) -> dict[str, PowerInfo]:
     """Every power (or those of ``servers`` that exist) with its one-line purpose and original tools, as
     the router may show them: descriptions cut to the cap, a server description the scanner quarantines
     withheld, never a server's instructions (tool_selector/trust/shown.py: ``server_purpose``)."""
-    store = container.store
     tools_by_server: dict[str, list[ToolSummary]] = {}
     records = store.list_servers() if servers is None else _existing(store, servers)
     listed = (
@@ -94,7 +93,7 @@ class IndexSnapshot:
         it up to date) instead of refusing."""
         self.container = container
         _check_index(container, allow_stale=allow_stale)
-        self.powers = power_directory(container)
+        self.powers = power_directory(container.store)
         self.terms = CatalogTerms.from_documents(_indexed_documents(container.backend, container.store))
 
     @classmethod
@@ -110,7 +109,7 @@ class IndexSnapshot:
         powers = dict(previous.powers)  # a plain copy: filtering it in a comprehension cost ~50 ms at 37k
         for name in changed:
             powers.pop(name, None)
-        powers.update(power_directory(container, changed))
+        powers.update(power_directory(container.store, changed))
         snapshot.powers = powers
         removed = [t for s in changed for t in previous.terms.power_members.get(s, ())]
         snapshot.terms = previous.terms.updated(build_documents(container.store, changed)[0], removed)

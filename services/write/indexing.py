@@ -81,7 +81,7 @@ def refresh_index(
         servers_changed=scope,
         progress=progress,
     )
-    _mark(container, summary, built_from)
+    _mark(store, container.index_key, summary, built_from)
     return summary
 
 
@@ -97,7 +97,7 @@ def _replace(
     if not isinstance(backend, Replaceable):
         backend.drop()
         dropped = index_catalog(store, backend, embedder, rebuild=True, progress=progress)
-        _mark(container, dropped, built_from)
+        _mark(store, container.index_key, dropped, built_from)
         return dropped
     staged = backend.staged()
     summary = None
@@ -110,19 +110,20 @@ def _replace(
         summary.written = summary.servers_written = 0  # none of it reached the index
         return summary
     backend.publish(staged)
-    _mark(container, summary, built_from)
+    _mark(store, container.index_key, summary, built_from)
     return summary
 
 
-def _mark(container: Container, summary: IndexSummary, built_from: int) -> None:
-    """Mark the index current as of ``built_from`` when every write succeeded; else leave it stale."""
+def _mark(store: CatalogStore, index_key: str, summary: IndexSummary, built_from: int) -> None:
+    """Mark the index of ``index_key`` (the container's: one per backend and Weaviate collection) current
+    as of ``built_from`` when every write succeeded; else leave it stale."""
     if summary.errors:
         logger.warning(
             "the index is not marked current: %d document(s) failed to be written", len(summary.errors)
         )
     else:
-        container.store.set_meta(container.index_key + SEQ_MARK, str(built_from))
-        _prune(container.store)
+        store.set_meta(index_key + SEQ_MARK, str(built_from))
+        _prune(store)
 
 
 PRUNE_LAG = 100_000  # changes kept past what every index caught up with: readers update by them
@@ -188,7 +189,7 @@ def _first_build(container: Container, progress: Callable[[int, int], None] | No
     built_from = store.change_seq()  # taken first: a change made meanwhile leaves the index stale
     summary = build_rows(store, backend, container.embedder, progress)
     if summary is not None:
-        _mark(container, summary, built_from)
+        _mark(store, container.index_key, summary, built_from)
     return summary
 
 
