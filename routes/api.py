@@ -151,7 +151,7 @@ def list_servers(o: Ops, _: Reader) -> list[ServerRecord]:
 
 @v1.get("/servers/{name:path}", tags=["registration"])
 def get_server(name: str, o: Ops, _: Reader) -> ServerRecord:
-    return registry.require_server_named(o.container, name)
+    return o.require_server(name)
 
 
 @v1.post("/servers", tags=["registration"], status_code=201, responses={200: {"description": "matched"}})
@@ -197,7 +197,7 @@ def delete_server(
 
 @v1.get("/tools/{tool_id:path}", tags=["registration"])
 def get_tool(tool_id: str, o: Ops, _: Reader) -> ToolRecord:
-    return registry.require_tool(o.container, tool_id)
+    return o.require_tool(tool_id)
 
 
 @v1.post("/tools", tags=["registration"], status_code=201, responses={200: {"description": "matched"}})

@@ -143,7 +143,7 @@ def servers_overview(container: Container, *, reveal: bool = False) -> ServersOv
     for row in rows:
         counts[row.status] = counts.get(row.status, 0) + 1
     synced_at = store.get_meta("last_sync_at")
-    summary = last_sync(container)
+    summary = last_sync(store)
     return ServersOverview(
         servers=rows,
         counts=counts,
@@ -179,7 +179,7 @@ def sees_secrets(principal: Principal) -> bool:
 
 def tool_detail(container: Container, tool_id: str) -> ToolDetail:
     store = container.store
-    tool = registry.require_tool(container, tool_id)
+    tool = registry.require_tool(store, tool_id)
     enrichment = store.get_enrichment(tool.id)
     state: EnrichmentState = (
         "missing"

@@ -30,7 +30,7 @@ from tool_selector.catalog.admin import AuditRecord, JobRecord, JobState
 from tool_selector.catalog.browse import BrowseState, ToolRow, browse_tools
 from tool_selector.catalog_files.batch import ImportBatch
 from tool_selector.core.choices import SearchMode
-from tool_selector.core.models import DiscoveryStatus, ServerProfile, ToolCandidate, ToolRecord
+from tool_selector.core.models import DiscoveryStatus, ServerProfile, ServerRecord, ToolCandidate, ToolRecord
 from tool_selector.index.mark import index_is_current
 
 logger = logging.getLogger(__name__)
@@ -163,7 +163,7 @@ class Operations:
         )
 
     def reprofile(self, name: str, who: Principal) -> ServerStatus:
-        registry.require_server_named(self.container, name)
+        registry.require_server_named(self.container.store, name)
         force = frozenset({name})
         self.write(f"re-profile of {name}", lambda: registry.refresh(self.container, force=force), who)
         return self.server_status(name)
@@ -202,9 +202,17 @@ class Operations:
     def tool(self, tool_id: str) -> ToolRecord:
         return self.container.store.get_tool(tool_id)
 
+    def require_tool(self, tool_id: str) -> ToolRecord:
+        """The tool, or NotFoundError saying how tool ids read and how to find or register one."""
+        return registry.require_tool(self.container.store, tool_id)
+
+    def require_server(self, name: str) -> ServerRecord:
+        """The server, or NotFoundError saying how to register one."""
+        return registry.require_server_named(self.container.store, name)
+
     def server_status(self, name: str) -> ServerStatus:
         store = self.container.store
-        server = registry.require_server_named(self.container, name)
+        server = registry.require_server_named(store, name)
         profile = store.get_profile(name)
         states: list[ToolEnrichmentState] = []
         for tool in store.list_tools(name):
@@ -269,7 +277,7 @@ class Operations:
             enrichers=enrichers,
             discovery=discovery,
             index_current=index_is_current(self.container),
-            last_sync=last_sync(self.container),
+            last_sync=last_sync(store),
             quarantined=sorted(store.held_tool_ids())[:200],
         )
 

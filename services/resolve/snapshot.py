@@ -6,24 +6,24 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from services.root.container import Container
+from tool_selector.catalog.store import CatalogStore
 from tool_selector.core.errors import IndexMissingError, NotFoundError
 from tool_selector.core.models import ServerRecord, ToolDocument, ToolSummary
 from tool_selector.index.build import build_documents
 from tool_selector.index.mark import index_is_current, indexed_seq
 from tool_selector.resolve.evidence import CatalogTerms
 from tool_selector.route.tiers import PowerInfo
-from tool_selector.search.backend import HeldDocuments
+from tool_selector.search.backend import HeldDocuments, SearchBackend
 from tool_selector.trust.limits import cut
 from tool_selector.trust.shown import server_purpose
 
 
-def power_directory(container: Container, servers: Collection[str] | None = None) -> dict[str, PowerInfo]:
+def power_directory(store: CatalogStore, servers: Collection[str] | None = None) -> dict[str, PowerInfo]:
     """Every power (or those of ``servers`` that exist) with its one-line purpose and original tools, as
     the router may show them: descriptions cut to the cap, a server description the scanner quarantines
     withheld, never a server's instructions (tool_selector/trust/shown.py: ``server_purpose``)."""
-    store = container.store
     tools_by_server: dict[str, list[ToolSummary]] = {}
-    records = store.list_servers() if servers is None else _existing(container, servers)
+    records = store.list_servers() if servers is None else _existing(store, servers)
     listed = (
         store.list_tools(cleared_only=True)
         if servers is None
@@ -66,22 +66,21 @@ def check_servable(container: Container) -> None:
     _check_index(container, allow_stale=False)
 
 
-def _existing(container: Container, names: Collection[str]) -> list[ServerRecord]:
+def _existing(store: CatalogStore, names: Collection[str]) -> list[ServerRecord]:
     records = []
     for name in sorted(names):
         try:
-            records.append(container.store.get_server(name))
+            records.append(store.get_server(name))
         except NotFoundError:
             continue
     return records
 
 
-def _indexed_documents(container: Container) -> list[ToolDocument]:
+def _indexed_documents(backend: SearchBackend, store: CatalogStore) -> list[ToolDocument]:
     """The tool documents the index holds: the embedded backend keeps them in memory, so they are not
     built and hashed again from the catalog (at 30k tools that took most of a reload); other backends
     build them from the catalog, as the index was built."""
-    backend = container.backend
-    return backend.documents() if isinstance(backend, HeldDocuments) else build_documents(container.store)[0]
+    return backend.documents() if isinstance(backend, HeldDocuments) else build_documents(store)[0]
 
 
 class IndexSnapshot:
@@ -94,8 +93,8 @@ class IndexSnapshot:
         it up to date) instead of refusing."""
         self.container = container
         _check_index(container, allow_stale=allow_stale)
-        self.powers = power_directory(container)
-        self.terms = CatalogTerms.from_documents(_indexed_documents(container))
+        self.powers = power_directory(container.store)
+        self.terms = CatalogTerms.from_documents(_indexed_documents(container.backend, container.store))
 
     @classmethod
     def updated(
@@ -110,7 +109,7 @@ class IndexSnapshot:
         powers = dict(previous.powers)  # a plain copy: filtering it in a comprehension cost ~50 ms at 37k
         for name in changed:
             powers.pop(name, None)
-        powers.update(power_directory(container, changed))
+        powers.update(power_directory(container.store, changed))
         snapshot.powers = powers
         removed = [t for s in changed for t in previous.terms.power_members.get(s, ())]
         snapshot.terms = previous.terms.updated(build_documents(container.store, changed)[0], removed)

@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
@@ -28,6 +29,9 @@ from services.root.container import Container
 from services.write.writing import writes
 from tool_selector.core.errors import NotFoundError
 from tool_selector.core.models import ServerProfile, ServerRecord, ToolEnrichment, ToolRecord
+
+if TYPE_CHECKING:
+    from tool_selector.catalog.store import CatalogStore
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +65,7 @@ class _Work:
 
 
 def _plan(
-    container: Container,
+    store: CatalogStore,
     enrichers: Enrichers,
     now: datetime,
     max_age: timedelta,
@@ -69,7 +73,6 @@ def _plan(
     servers: Collection[str] | None = None,
 ) -> list[_Work]:
     """What to profile and enrich: the whole catalog, or only ``servers`` (those a write changed)."""
-    store = container.store
     by_server: dict[str, list[ToolRecord]] = defaultdict(list)
     if servers is None:
         records = store.list_servers()
@@ -176,7 +179,7 @@ def enrich_catalog(
     summary = EnrichSummary(enricher=enrichers.kind)
     now = datetime.now(UTC)
     max_age = timedelta(days=container.settings.profile_max_age_days)
-    plan = _plan(container, enrichers, now, max_age, force, servers)
+    plan = _plan(store, enrichers, now, max_age, force, servers)
     total_tools = sum(len(w.tools) for w in plan) if servers is not None else store.counts()[1]
     calls_before = enrichers.llm_calls()
     with EnrichmentCache(container.settings.enrichment_cache_dir) as cache, cache.deferred():

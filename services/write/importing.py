@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 from contextlib import AbstractContextManager, nullcontext
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
@@ -39,6 +39,10 @@ from tool_selector.config.servers import ServersFile, load_servers, save_servers
 from tool_selector.core.errors import CatalogFileError, NotFoundError
 from tool_selector.core.hashing import sha256_of
 from tool_selector.core.models import CreationMethod, ServerSpec, ToolSpec
+
+if TYPE_CHECKING:
+    from tool_selector.catalog.store import CatalogStore
+    from tool_selector.config.settings import Settings
 
 logger = logging.getLogger(__name__)
 
@@ -94,7 +98,7 @@ def _server(
             _count(result, ImportItem(kind="server", id=spec.name, outcome="skipped", reason=OWNED))
             return
         container.writer.create_server(spec, method=CreationMethod.IMPORTED, actor=actor, trust=trust)
-        _count(result, _held(container, "created", spec.name))
+        _count(result, _held(store, "created", spec.name))
         return
     # ``owned``: the configured names, read once per batch; a discovered server joins them
     if existing.creation_method == CreationMethod.DISCOVERED or spec.name in owned:
@@ -104,7 +108,7 @@ def _server(
     if (existing.description, existing.metadata) == (spec.description, spec.metadata):
         _count(result, ImportItem(kind="server", id=spec.name, outcome="matched"))
         return
-    waiting = pending_text(container, spec.name, ServerText.of(spec.description, spec.metadata).digest())
+    waiting = pending_text(store, spec.name, ServerText.of(spec.description, spec.metadata).digest())
     if waiting is not None:  # this very text waits for approval already
         reason = f"its description and metadata wait for approval ({waiting})"
         _count(result, ImportItem(kind="server", id=spec.name, outcome="matched", reason=reason))
@@ -117,11 +121,11 @@ def _server(
         trust=trust,
         found_by="import",
     )
-    _count(result, _held(container, "updated", spec.name))
+    _count(result, _held(store, "updated", spec.name))
 
 
-def _held(container: Container, outcome: Outcome, name: str) -> ImportItem:
-    entry = held_text_entry(container, name)
+def _held(store: CatalogStore, outcome: Outcome, name: str) -> ImportItem:
+    entry = held_text_entry(store, name)
     reason = "" if entry is None else f"its description and metadata wait for approval ({entry})"
     return ImportItem(kind="server", id=name, outcome=outcome, reason=reason)
 
@@ -194,14 +198,14 @@ def _writing(finder: DuplicateFinder | None, spec: ToolSpec) -> AbstractContextM
     return nullcontext() if finder is None else finder.writing(spec.server, spec.id)
 
 
-def _configs(container: Container, batch: ImportBatch, result: ImportResult) -> ServersFile | None:
+def _configs(settings: Settings, batch: ImportBatch, result: ImportResult) -> ServersFile | None:
     """Add mcpServers entries to the configuration, switched off; returns the file to save, if any."""
-    servers = load_servers(container.settings.servers_path)
+    servers = load_servers(settings.servers_path)
     changed = False
     for name, config in batch.server_configs.items():
         # never run as it is: switched off, waiting for the operator to adopt it (config/servers.py)
         pending = config.model_copy(
-            update={"enabled": False, "origin": "import", "trust": container.settings.trust.imported}
+            update={"enabled": False, "origin": "import", "trust": settings.trust.imported}
         )
         existing = servers.mcpServers.get(name)
         if existing is not None:
@@ -230,7 +234,7 @@ def import_batch(
     """Apply a parsed batch in one transaction; raises (and stores nothing) on the first failure."""
     result = ImportResult(format=batch.format, matching_mode=mode)
     if batch.server_configs:
-        servers_file = _configs(container, batch, result)
+        servers_file = _configs(container.settings, batch, result)
         if servers_file is not None:
             save_servers(container.settings.servers_path, servers_file)
             added = [i.id for i in result.items if i.kind == "config" and i.outcome == "created"]
@@ -250,7 +254,7 @@ def import_batch(
     if mode != "force_create":  # embed, read and multiply outside the transaction (see match_batch)
         matches = DuplicateFinder(container).match_batch(batch.tools, scope)
     writer = container.writer
-    owned = configured_names(container)
+    owned = configured_names(container.settings)
     with writer.batch():
         for server in batch.servers:
             _server(container, server, actor, result, owned)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from services.root.container import Container
 from services.write.writing import writes
@@ -31,7 +32,10 @@ from tool_selector.core.errors import IndexDamagedError, IndexMissingError
 from tool_selector.index.build import IndexSummary, index_catalog
 from tool_selector.index.bulk import build_rows
 from tool_selector.index.mark import SEQ_MARK, indexed_seq
-from tool_selector.search.backend import Replaceable, RowWriter
+from tool_selector.search.backend import Replaceable, RowWriter, SearchBackend
+
+if TYPE_CHECKING:
+    from tool_selector.catalog.store import CatalogStore
 
 logger = logging.getLogger(__name__)
 
@@ -57,7 +61,7 @@ def refresh_index(
     """
     store = container.store
     container.backend.refresh()  # another process may have written a newer generation
-    damaged = not drop and _damaged(container)
+    damaged = not drop and _damaged(container.backend)
     built_from = store.change_seq()  # taken first: a change made meanwhile leaves the index stale
     seq = indexed_seq(container)
     if only_if_stale and not damaged and seq == built_from and container.backend.count() > 0:
@@ -77,7 +81,7 @@ def refresh_index(
         servers_changed=scope,
         progress=progress,
     )
-    _mark(container, summary, built_from)
+    _mark(store, container.index_key, summary, built_from)
     return summary
 
 
@@ -93,7 +97,7 @@ def _replace(
     if not isinstance(backend, Replaceable):
         backend.drop()
         dropped = index_catalog(store, backend, embedder, rebuild=True, progress=progress)
-        _mark(container, dropped, built_from)
+        _mark(store, container.index_key, dropped, built_from)
         return dropped
     staged = backend.staged()
     summary = None
@@ -106,37 +110,37 @@ def _replace(
         summary.written = summary.servers_written = 0  # none of it reached the index
         return summary
     backend.publish(staged)
-    _mark(container, summary, built_from)
+    _mark(store, container.index_key, summary, built_from)
     return summary
 
 
-def _mark(container: Container, summary: IndexSummary, built_from: int) -> None:
-    """Mark the index current as of ``built_from`` when every write succeeded; else leave it stale."""
+def _mark(store: CatalogStore, index_key: str, summary: IndexSummary, built_from: int) -> None:
+    """Mark the index of ``index_key`` (the container's: one per backend and Weaviate collection) current
+    as of ``built_from`` when every write succeeded; else leave it stale."""
     if summary.errors:
         logger.warning(
             "the index is not marked current: %d document(s) failed to be written", len(summary.errors)
         )
     else:
-        container.store.set_meta(container.index_key + SEQ_MARK, str(built_from))
-        _prune(container)
+        store.set_meta(index_key + SEQ_MARK, str(built_from))
+        _prune(store)
 
 
 PRUNE_LAG = 100_000  # changes kept past what every index caught up with: readers update by them
 
 
-def _prune(container: Container) -> None:
+def _prune(store: CatalogStore) -> None:
     """Forget the changes every index of this data folder caught up with, but the last ``PRUNE_LAG``:
     a running process (an API worker, the gateway) reads from them which servers changed since the
     index it serves, instead of reading every tool again."""
-    store = container.store
     marks = [int(v) for k, v in store.meta_items(SEQ_MARK) if v.isdigit()]
     if marks and min(marks) > PRUNE_LAG:
         store.prune_changes(min(marks) - PRUNE_LAG)
 
 
-def _damaged(container: Container) -> bool:
+def _damaged(backend: SearchBackend) -> bool:
     try:
-        container.backend.count()
+        backend.count()
     except IndexDamagedError as exc:
         logger.warning("%s Rebuilding it from the catalog.", exc.message)
         return True
@@ -148,8 +152,8 @@ def _damaged(container: Container) -> bool:
     return False
 
 
-def _require_tools(container: Container) -> None:
-    _, tools = container.store.counts()
+def _require_tools(store: CatalogStore) -> None:
+    _, tools = store.counts()
     if tools == 0:
         raise IndexMissingError(
             "The catalog is empty, so there is nothing to index.",
@@ -163,7 +167,7 @@ def build_index(
 ) -> IndexSummary:
     """``tool-selector index build``: refuses an empty catalog. An empty index of a backend that takes
     rows in bulk (the embedded one) is filled in bulk (``_first_build``); any other is refreshed."""
-    _require_tools(container)
+    _require_tools(container.store)
     summary = None if rebuild else _first_build(container, progress)
     return summary if summary is not None else refresh_index(container, rebuild=rebuild, progress=progress)
 
@@ -185,7 +189,7 @@ def _first_build(container: Container, progress: Callable[[int, int], None] | No
     built_from = store.change_seq()  # taken first: a change made meanwhile leaves the index stale
     summary = build_rows(store, backend, container.embedder, progress)
     if summary is not None:
-        _mark(container, summary, built_from)
+        _mark(store, container.index_key, summary, built_from)
     return summary
 
 
@@ -195,5 +199,5 @@ def rebuild_index(
 ) -> IndexSummary:
     """Empty the configured backend (a Weaviate collection is dropped and made anew) and fill it from
     the catalog store. Vectors come from the store's cache; only texts never embedded are embedded."""
-    _require_tools(container)
+    _require_tools(container.store)
     return refresh_index(container, drop=True, progress=progress)

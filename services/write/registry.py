@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Collection
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -44,6 +44,10 @@ from tool_selector.core.models import CreationMethod, ServerRecord, ServerSpec, 
 from tool_selector.core.names import TakenNames, copy_problem, name_problem, tool_copied, tool_copy_problem
 from tool_selector.index.build import IndexSummary
 from tool_selector.trust.limits import CappedDescription, CappedMetadata
+
+if TYPE_CHECKING:
+    from tool_selector.catalog.store import CatalogStore
+    from tool_selector.config.settings import Settings
 
 logger = logging.getLogger(__name__)
 
@@ -156,12 +160,12 @@ def register_server(
     trust = origin_mode(container.settings, "registered")
     created = container.writer.create_server(spec, method=method, actor=actor, trust=trust)  # 409: exists
     refresh(container, servers={spec.name})  # the index is built from servers too: keep it current
-    return ServerOutcome(outcome="created", server=created, held=held_text_entry(container, spec.name))
+    return ServerOutcome(outcome="created", server=created, held=held_text_entry(container.store, spec.name))
 
 
-def require_server_named(container: Container, name: str) -> ServerRecord:
+def require_server_named(store: CatalogStore, name: str) -> ServerRecord:
     try:
-        return container.store.get_server(name)
+        return store.get_server(name)
     except NotFoundError as exc:
         raise NotFoundError(
             f"No server named {name!r} in the catalog.",
@@ -170,9 +174,9 @@ def require_server_named(container: Container, name: str) -> ServerRecord:
         ) from exc
 
 
-def require_tool(container: Container, tool_id: str) -> ToolRecord:
+def require_tool(store: CatalogStore, tool_id: str) -> ToolRecord:
     try:
-        return container.store.get_tool(tool_id)
+        return store.get_tool(tool_id)
     except NotFoundError as exc:
         raise NotFoundError(
             f"No tool with id {tool_id!r} in the catalog.",
@@ -186,7 +190,7 @@ def require_tool(container: Container, tool_id: str) -> ToolRecord:
 def patch_server(container: Container, name: str, patch: ServerPatch, *, actor: str) -> ServerWritten:
     """Change a catalog-only server's description or metadata, vetted under ``trust.registered``; a
     configured or discovered server's text is owned by its configuration and discovery (refused)."""
-    refuse_owned(container, require_server_named(container, name), "PATCH")
+    refuse_owned(container.settings, require_server_named(container.store, name), "PATCH")
     record, changed = container.writer.update_server(
         name,
         description=patch.description,
@@ -196,34 +200,34 @@ def patch_server(container: Container, name: str, patch: ServerPatch, *, actor: 
     )
     if changed:
         refresh(container, servers={name})
-    return ServerWritten(**record.model_dump(), held=held_text_entry(container, name))
+    return ServerWritten(**record.model_dump(), held=held_text_entry(container.store, name))
 
 
 def operator_owned(container: Container) -> set[str]:
     """Every server whose text the operator's configuration and discovery own."""
     discovered = {s.name for s in container.store.list_servers() if s.creation_method == "discovered"}
-    return discovered | configured_names(container)
+    return discovered | configured_names(container.settings)
 
 
-def held_text_entry(container: Container, server: str) -> str | None:
+def held_text_entry(store: CatalogStore, server: str) -> str | None:
     """The pending quarantine entry holding text proposed for ``server``, if any (the newest)."""
-    entries = container.store.quarantine_entries(server=server)
+    entries = store.quarantine_entries(server=server)
     return next((e.id for e in entries if e.subject == "server"), None)
 
 
-def pending_text(container: Container, server: str, digest: str) -> str | None:
+def pending_text(store: CatalogStore, server: str, digest: str) -> str | None:
     """The pending entry holding exactly the text of hash ``digest`` for ``server``, if any."""
-    entries = container.store.quarantine_entries(server=server)
+    entries = store.quarantine_entries(server=server)
     return next((e.id for e in entries if e.subject == "server" and e.new_hash == digest), None)
 
 
-def owned_by_operator(container: Container, server: ServerRecord) -> bool:
+def owned_by_operator(settings: Settings, server: ServerRecord) -> bool:
     """Whether the server's text comes from the operator's configuration and discovery."""
-    return server.creation_method == CreationMethod.DISCOVERED or server.name in configured_names(container)
+    return server.creation_method == CreationMethod.DISCOVERED or server.name in configured_names(settings)
 
 
-def refuse_owned(container: Container, server: ServerRecord, what: str) -> None:
-    if owned_by_operator(container, server):
+def refuse_owned(settings: Settings, server: ServerRecord, what: str) -> None:
+    if owned_by_operator(settings, server):
         raise ConflictError(
             f"{what} refused: {server.name!r} is configured on this machine, so its tools and description "
             "come from the server itself and its keywords and steering from the operator's configuration.",
@@ -235,8 +239,8 @@ def refuse_owned(container: Container, server: ServerRecord, what: str) -> None:
 
 @writes("server deletion")
 def delete_server(container: Container, name: str, *, cascade: bool, actor: str) -> ServerDeleted:
-    configured = name in configured_names(container)
-    require_server_named(container, name)
+    configured = name in configured_names(container.settings)
+    require_server_named(container.store, name)
     tools = container.writer.delete_server(name, cascade=cascade, actor=actor)
     refresh(container, servers={name})
     note = f"Deleted server {name!r} and its {len(tools)} tool(s) from the catalog and the search index."
@@ -248,17 +252,17 @@ def delete_server(container: Container, name: str, *, cascade: bool, actor: str)
     return ServerDeleted(deleted=name, tools_deleted=tools, note=note)
 
 
-def configured_names(container: Container) -> set[str]:
+def configured_names(settings: Settings) -> set[str]:
     from tool_selector.config.servers import load_servers
 
-    return set(load_servers(container.settings.servers_path).mcpServers)
+    return set(load_servers(settings.servers_path).mcpServers)
 
 
 def taken_server_names(container: Container, *, catalog: bool = True) -> set[str]:
     """Every server name in use, configured or (``catalog``) catalogued: no new server may copy one up
     to case. An unreadable configuration adds none (a write that needs it says so itself)."""
     try:
-        configured = configured_names(container)
+        configured = configured_names(container.settings)
     except CatalogFileError as exc:
         logger.warning("server names are checked against the catalog only: %s", exc.message)
         configured = set()
@@ -279,7 +283,9 @@ def register_tool(
     actor: str,
 ) -> ToolOutcome:
     store = container.store
-    refuse_owned(container, require_server_named(container, spec.server), "A tool registration")
+    refuse_owned(
+        container.settings, require_server_named(container.store, spec.server), "A tool registration"
+    )
     finder = DuplicateFinder(container)
     if mode != "force_create":
         match = find_match(container, spec, scope, finder)
@@ -313,8 +319,8 @@ def register_tool(
 
 @writes("tool update")
 def patch_tool(container: Container, tool_id: str, patch: ToolPatch, *, actor: str) -> ToolRecord:
-    tool = require_tool(container, tool_id)
-    refuse_owned(container, container.store.get_server(tool.server), "A tool PATCH")
+    tool = require_tool(container.store, tool_id)
+    refuse_owned(container.settings, container.store.get_server(tool.server), "A tool PATCH")
     problem = name_problem(tool.name, "tool")  # only an older version let such a name in
     if problem is not None:
         raise InvalidInputError(
@@ -350,7 +356,7 @@ def patch_tool(container: Container, tool_id: str, patch: ToolPatch, *, actor: s
 
 @writes("tool deletion")
 def delete_tool(container: Container, tool_id: str, *, actor: str) -> ToolRecord:
-    require_tool(container, tool_id)
+    require_tool(container.store, tool_id)
     removed = container.writer.delete_tool(tool_id, actor=actor)
     refresh(container, servers={removed.server})
     return removed

@@ -13,6 +13,7 @@ import logging
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
@@ -33,6 +34,10 @@ from tool_selector.config.servers import (
 from tool_selector.core.errors import ForbiddenError, InvalidInputError
 from tool_selector.core.hashing import sha256_of
 from tool_selector.core.names import TakenNames, copy_problem
+
+if TYPE_CHECKING:
+    from tool_selector.catalog.writer import CatalogWriter
+    from tool_selector.config.settings import Settings
 
 logger = logging.getLogger(__name__)
 
@@ -79,11 +84,13 @@ def add_server(
     was = servers.model_copy(deep=True)
     before = servers.mcpServers.get(name)
     servers.mcpServers[name] = config
+    writer = container.writer
     save_recorded(
-        container,
+        container.settings,
+        writer,
         was,
         servers,
-        lambda: container.writer.record(
+        lambda: writer.record(
             actor,
             "config.add",
             f"config:{name}",
@@ -108,15 +115,19 @@ def _config_hash(config: ServerConfig) -> str:
 
 
 def save_recorded(
-    container: Container, was: ServersFile, now: ServersFile, record: Callable[[], object]
+    settings: Settings,
+    writer: CatalogWriter,
+    was: ServersFile,
+    now: ServersFile,
+    record: Callable[[], object],
 ) -> None:
-    """Save the configuration ``now`` with its audit record (``record``, which writes the catalog): both,
-    or neither. The record's transaction commits once the file is saved; when it cannot (a full disk),
-    the file is put back as it ``was`` and the store error says what to do."""
-    path = container.settings.servers_path
+    """Save the configuration ``now`` with its audit record (``record``, which writes the catalog through
+    ``writer``'s store): both, or neither. The record's transaction commits once the file is saved; when
+    it cannot (a full disk), the file is put back as it ``was`` and the store error says what to do."""
+    path = settings.servers_path
     saved = False
     try:
-        with container.writer.batch():
+        with writer.batch():
             record()
             save_servers(path, now)
             saved = True
@@ -131,7 +142,8 @@ def save_recorded(
 
 def list_servers(container: Container, *, reveal: bool = False) -> list[ServerRow]:
     """The configured servers with their tool counts and last discovery; secret values hidden unless
-    ``reveal`` (the operator at the machine asking for them)."""
+    ``reveal`` (the operator at the machine asking for them). The CLI's entry: it takes the container,
+    since an adapter never reaches into the store (tests/test_architecture.py)."""
     servers = load_servers(container.settings.servers_path)
     counts = {s.name: s.tool_count for s in container.store.list_servers()}
     status = container.store.get_discovery()
@@ -169,17 +181,16 @@ def remove_server(container: Container, name: str, *, actor: str) -> RemoveSumma
     del servers.mcpServers[name]
     summary = RemoveSummary(name=name)
     catalogued = name in {s.name for s in container.store.list_servers()}
+    writer = container.writer
 
     def record() -> None:
         if catalogued:
-            tools = container.writer.delete_server(name, cascade=True, actor=actor, config_removed=True)
+            tools = writer.delete_server(name, cascade=True, actor=actor, config_removed=True)
             summary.tools_removed = len(tools)
         else:
-            container.writer.record(
-                actor, "config.remove", f"config:{name}", before_hash=_config_hash(config)
-            )
+            writer.record(actor, "config.remove", f"config:{name}", before_hash=_config_hash(config))
 
-    save_recorded(container, was, servers, record)
+    save_recorded(container.settings, writer, was, servers, record)
     if catalogued:
         summary.index_documents_removed = refresh_index(container).removed
     return summary
@@ -223,11 +234,13 @@ def import_servers(
             config if config.trust is not None else config.model_copy(update={"trust": policy})
         )
     if summary.added or summary.replaced:
+        writer = container.writer
         save_recorded(
-            container,
+            container.settings,
+            writer,
             was,
             servers,
-            lambda: container.writer.record(
+            lambda: writer.record(
                 actor,
                 "config.import",
                 "servers.json",
@@ -284,7 +297,7 @@ def set_enabled(
     shown = config.launch_line(reveal=reveal)
     adopt = enabled and config.origin == "import"
     if adopt and not at_machine:
-        _check_remote_adoption(container, name, config, principal, confirm_launch)
+        _check_remote_adoption(container.writer, name, config, principal, confirm_launch)
     if config.enabled == enabled and not adopt:
         return SwitchResult(name=name, enabled=enabled, changed=False, launch=shown)
     update: dict[str, object] = {"enabled": enabled}
@@ -292,11 +305,13 @@ def set_enabled(
         update["origin"] = "operator"
     was = servers.model_copy(deep=True)
     servers.mcpServers[name] = config.model_copy(update=update)
+    writer = container.writer
     save_recorded(
-        container,
+        container.settings,
+        writer,
         was,
         servers,
-        lambda: container.writer.record(
+        lambda: writer.record(
             principal.actor,
             "config.enable" if enabled else "config.disable",
             f"config:{name}",
@@ -314,7 +329,7 @@ LAUNCH_AUDIT_CHARS = 2000
 
 
 def _check_remote_adoption(
-    container: Container, name: str, config: ServerConfig, principal: Principal, confirm: str | None
+    writer: CatalogWriter, name: str, config: ServerConfig, principal: Principal, confirm: str | None
 ) -> None:
     """Over the API an imported entry is adopted only by an admin key repeating its launch line (the
     whole line, values included: the admin key sees them in the overview). The messages show it with
@@ -323,7 +338,7 @@ def _check_remote_adoption(
     shown = masked if len(masked) <= 300 else masked[:300] + "…"
     waits = IMPORTED_WAITS.format(name=name, launch=shown)
     if "admin" not in principal.scopes:
-        container.writer.record(
+        writer.record(
             principal.actor, "config.enable.refused", f"config:{name}", launch=masked[:LAUNCH_AUDIT_CHARS]
         )
         raise ForbiddenError(

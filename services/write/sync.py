@@ -34,6 +34,8 @@ from tool_selector.core.models import CreationMethod, DiscoveryState, DiscoveryS
 if TYPE_CHECKING:
     from services.root.container import Container
     from services.upstream.connector import Connector
+    from tool_selector.catalog.store import CatalogStore
+    from tool_selector.catalog.writer import CatalogWriter
     from tool_selector.index.build import IndexSummary
 
 logger = logging.getLogger(__name__)
@@ -197,18 +199,20 @@ def _apply_discovery(
     summary.servers_seen = len(good)
 
 
-def _remove_unconfigured(container: Container, configured: set[str], summary: SyncSummary) -> None:
+def _remove_unconfigured(
+    store: CatalogStore, writer: CatalogWriter, configured: set[str], summary: SyncSummary
+) -> None:
     """Discovered servers that left the configuration (or were disabled) leave the catalog."""
-    for server in container.store.list_servers():
+    for server in store.list_servers():
         if server.creation_method == CreationMethod.DISCOVERED and server.name not in configured:
-            removed = container.writer.delete_server(
+            removed = writer.delete_server(
                 server.name, cascade=True, actor=SYNC_ACTOR, reason="no longer configured or switched off"
             )
             summary.tools_removed += len(removed)
             summary.servers_removed += 1
-    gone = [n for n in container.store.get_discovery() if n not in configured]
+    gone = [n for n in store.get_discovery() if n not in configured]
     if gone:
-        container.store.delete_discovery(gone)
+        store.delete_discovery(gone)
 
 
 def run_sync(
@@ -237,7 +241,7 @@ def run_sync(
         found = _discover(configs, settings, container.connector, environ, progress)
         with container.writing("sync"):
             _apply_discovery(container, found, summary, configs)
-            _remove_unconfigured(container, set(configs), summary)
+            _remove_unconfigured(container.store, container.writer, set(configs), summary)
             summary.seconds["discover"] = round(time.perf_counter() - phase, 3)
             _enrich_and_index(container, summary, progress, enricher)
     summary.quarantined = sorted(container.store.held_tool_ids())[:QUARANTINE_LISTED]
@@ -319,6 +323,6 @@ def _index(container: Container, progress: Progress | None) -> IndexSummary:
     )
 
 
-def last_sync(container: Container) -> SyncSummary | None:
-    raw = container.store.get_meta("last_sync")
+def last_sync(store: CatalogStore) -> SyncSummary | None:
+    raw = store.get_meta("last_sync")
     return None if raw is None else SyncSummary.model_validate_json(raw)
