@@ -296,7 +296,9 @@ async def import_catalog(
     """Import a batch as a job, all or nothing. The body is validated before the job starts (422 lists
     every problem with its line or item); GET the job for the counts."""
     raw = await request.body()
-    batch = catalog.read_batch(o.container, raw=raw, content_type=request.headers.get("content-type", ""))
+    batch = catalog.read_batch(
+        o.container.settings, o.container.store, raw=raw, content_type=request.headers.get("content-type", "")
+    )
     job = o.submit_import(batch, mode=matching_mode, scope=match_scope, who=who)
     return JobAccepted(job=job, poll=f"/api/v1/jobs/{job.id}")
 

@@ -64,7 +64,9 @@ def servers_overview(o: Ops, who: Reader) -> Response:
     disabled, pending, catalog), tool counts, held tools and the last sync. Launch lines show env and
     header values, url credentials and query values as *** to every key below admin."""
     reveal = console.sees_secrets(who)
-    overview = console.servers_overview(o.container, reveal=reveal)  # serialised once: the first page waits
+    overview = console.servers_overview(
+        o.container.settings, o.container.store, reveal=reveal
+    )  # serialised once: the first page waits
     return Response(overview.model_dump_json(), media_type="application/json")
 
 
@@ -101,7 +103,7 @@ def list_tools(
 def tool_detail(tool_id: str, o: Ops, _: Reader) -> console.ToolDetail:
     """One tool: its original definition, its enrichment (and whether it is current), its server's
     profile, and its approval state (pinned hash, pending quarantine entries)."""
-    return console.tool_detail(o.container, tool_id)
+    return console.tool_detail(o.container.store, tool_id)
 
 
 @router.get("/jobs", tags=["jobs"])

@@ -43,7 +43,7 @@ def forget_memory(choice_id: int, o: Ops, who: Admin) -> memory.ChoiceView:
     """Forget one remembered choice (audited as memory.forget)."""
     return o.write(
         "forgetting a remembered choice",
-        lambda: memory.forget_choice(o.container, choice_id, actor=who.actor),
+        lambda: memory.forget_choice(o.container.store, o.container.writer, choice_id, actor=who.actor),
         who,
     )
 

@@ -96,7 +96,7 @@ def catalog_register(
     from services.write.importing import import_batch
 
     with mapped_errors(), Container(cli_settings()) as container:
-        batch = read_batch(container, path=path, fmt=fmt)
+        batch = read_batch(container.settings, container.store, path=path, fmt=fmt)
         result = import_batch(
             container, batch, mode=matching_mode, scope=match_scope, actor=cli_principal().actor
         )

@@ -62,7 +62,7 @@ def memory_forget(choice: Annotated[int, typer.Argument(help="The id from `memor
     from services.write.memory import forget_choice
 
     with mapped_errors(), Container(cli_settings()) as container:
-        gone = forget_choice(container, choice, actor=cli_principal().actor)
+        gone = forget_choice(container.store, container.writer, choice, actor=cli_principal().actor)
     echo_json({"forgotten": gone.id, "power": gone.power, "tool": gone.tool})
 
 

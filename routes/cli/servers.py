@@ -99,7 +99,12 @@ def servers_list(show_values: Annotated[bool, SHOW_VALUES] = False) -> None:
     from services.write.servers import list_servers
 
     with mapped_errors(), Container(cli_settings()) as container:
-        echo_json([row.model_dump() for row in list_servers(container, reveal=show_values)])
+        echo_json(
+            [
+                row.model_dump()
+                for row in list_servers(container.settings, container.store, reveal=show_values)
+            ]
+        )
 
 
 @servers_app.command("remove")

@@ -13,7 +13,7 @@ A server's status, for the Servers page:
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -27,6 +27,10 @@ from tool_selector.catalog.browse import ApprovalState, EnrichmentState, browse_
 from tool_selector.config.servers import ServerConfig, get_server_config, load_servers
 from tool_selector.core.choices import Scope
 from tool_selector.core.models import ServerProfile, ToolEnrichment, ToolRecord
+
+if TYPE_CHECKING:
+    from tool_selector.catalog.store import CatalogStore
+    from tool_selector.config.settings import Settings
 
 ServerState = Literal["ok", "stale", "failed", "disabled", "pending", "catalog"]
 
@@ -109,11 +113,10 @@ def _status(config: ServerConfig | None, discovery_state: str | None) -> ServerS
     return "pending"
 
 
-def servers_overview(container: Container, *, reveal: bool = False) -> ServersOverview:
+def servers_overview(settings: Settings, store: CatalogStore, *, reveal: bool = False) -> ServersOverview:
     """Every configured and catalog server with its status; launch lines with their secret values
     hidden unless ``reveal`` (an admin key, which must repeat the whole line to adopt an entry)."""
-    store = container.store
-    configs = load_servers(container.settings.servers_path).mcpServers
+    configs = load_servers(settings.servers_path).mcpServers
     discovery = store.get_discovery()
     records = {s.name: s for s in browse_servers(store, description_chars=160)}
     rows = []
@@ -152,11 +155,13 @@ def servers_overview(container: Container, *, reveal: bool = False) -> ServersOv
     )
 
 
-def server_overview(container: Container, name: str, *, reveal: bool = False) -> ServerOverview:
-    for row in servers_overview(container, reveal=reveal).servers:
+def server_overview(
+    settings: Settings, store: CatalogStore, name: str, *, reveal: bool = False
+) -> ServerOverview:
+    for row in servers_overview(settings, store, reveal=reveal).servers:
         if row.name == name:
             return row
-    get_server_config(load_servers(container.settings.servers_path), name)  # NotFoundError, closest names
+    get_server_config(load_servers(settings.servers_path), name)  # NotFoundError, closest names
     raise AssertionError("unreachable: a configured server is in the overview")
 
 
@@ -168,7 +173,7 @@ def switch_server(
     set_enabled(
         container, name, enabled, principal=principal, at_machine=False, confirm_launch=confirm_launch
     )
-    return server_overview(container, name, reveal=sees_secrets(principal))
+    return server_overview(container.settings, container.store, name, reveal=sees_secrets(principal))
 
 
 def sees_secrets(principal: Principal) -> bool:
@@ -177,8 +182,7 @@ def sees_secrets(principal: Principal) -> bool:
     return "admin" in principal.scopes
 
 
-def tool_detail(container: Container, tool_id: str) -> ToolDetail:
-    store = container.store
+def tool_detail(store: CatalogStore, tool_id: str) -> ToolDetail:
     tool = registry.require_tool(store, tool_id)
     enrichment = store.get_enrichment(tool.id)
     state: EnrichmentState = (

@@ -16,6 +16,7 @@ from tool_selector.catalog.rows import ImportSummary
 from tool_selector.catalog.store import CatalogStore
 from tool_selector.catalog_files.batch import ImportBatch, parse_batch_body, read_batch_file
 from tool_selector.catalog_files.folder import read_catalog_dir
+from tool_selector.config.settings import Settings
 from tool_selector.core.choices import BatchFormat
 from tool_selector.core.models import CreationMethod, ServerRecord
 from tool_selector.trust.limits import refuse_oversize
@@ -36,8 +37,8 @@ def import_catalog_dir(
     configuration owns (configured, or discovered) are skipped and never pruned."""
     # a new server may not look like a name in use (with ``prune``, the catalog's go unless listed), nor a
     # new tool like one of the catalog's that stays (a listed server gets exactly its listed tools)
-    taken = taken_server_names(container, catalog=not prune)
-    owned = operator_owned(container)
+    taken = taken_server_names(container.settings, container.store, catalog=not prune)
+    owned = operator_owned(container.settings, container.store)
     stored = [p for p in container.store.tool_names() if not prune or p[0] in owned]
     servers, tools = read_catalog_dir(
         folder, limit_bytes=container.settings.max_file_bytes, taken=taken, taken_tools=stored
@@ -69,7 +70,8 @@ def list_servers(store: CatalogStore) -> list[ServerRecord]:
 
 
 def read_batch(
-    container: Container,
+    settings: Settings,
+    store: CatalogStore,
     *,
     raw: bytes | None = None,
     content_type: str = "",
@@ -79,11 +81,11 @@ def read_batch(
     """A batch (a request body of ``content_type``, or the file at ``path``) parsed against the catalog:
     its tools may name the catalog's servers; no new server may copy a name in use up to case; held to
     the caps of a registration. Raises CatalogFileError listing every problem; nothing is stored."""
-    known = {s.name for s in container.store.list_servers()}
-    taken = taken_server_names(container)
-    stored = container.store.tool_names()  # a batch adds and updates tools: every stored one stays
+    known = {s.name for s in store.list_servers()}
+    taken = taken_server_names(settings, store)
+    stored = store.tool_names()  # a batch adds and updates tools: every stored one stays
     if path is not None:
-        limit = container.settings.max_file_bytes
+        limit = settings.max_file_bytes
         return read_batch_file(
             path, fmt, known_servers=known, limit_bytes=limit, taken=taken, taken_tools=stored
         )

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from services.root.container import Container
 from tool_selector.catalog import memory as rows
 from tool_selector.catalog.store import CatalogStore
 from tool_selector.core.errors import NotFoundError
@@ -68,10 +67,10 @@ def show_choice(store: CatalogStore, choice_id: int) -> ChoiceView:
     return _view(found)
 
 
-def forget_choice(container: Container, choice_id: int, *, actor: str) -> ChoiceView:
+def forget_choice(store: CatalogStore, writer: CatalogWriter, choice_id: int, *, actor: str) -> ChoiceView:
     """Forget one remembered choice (audited as ``memory.forget``)."""
-    shown = show_choice(container.store, choice_id)
-    container.writer.forget_choice(actor, choice_id, power=shown.power, tool=shown.tool)
+    shown = show_choice(store, choice_id)
+    writer.forget_choice(actor, choice_id, power=shown.power, tool=shown.tool)
     return shown
 
 

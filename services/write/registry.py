@@ -147,7 +147,11 @@ def register_server(
             f"No server named {spec.name!r}; matching_mode match_only never creates one.",
             hint="Use matching_mode auto to create it.",
         )
-    copied = TakenNames(taken_server_names(container)).copied_by(spec.name) if existing is None else None
+    copied = (
+        TakenNames(taken_server_names(container.settings, container.store)).copied_by(spec.name)
+        if existing is None
+        else None
+    )
     if copied is not None:
         problem = copy_problem(spec.name, copied)
         raise InvalidInputError(
@@ -203,10 +207,10 @@ def patch_server(container: Container, name: str, patch: ServerPatch, *, actor: 
     return ServerWritten(**record.model_dump(), held=held_text_entry(container.store, name))
 
 
-def operator_owned(container: Container) -> set[str]:
+def operator_owned(settings: Settings, store: CatalogStore) -> set[str]:
     """Every server whose text the operator's configuration and discovery own."""
-    discovered = {s.name for s in container.store.list_servers() if s.creation_method == "discovered"}
-    return discovered | configured_names(container.settings)
+    discovered = {s.name for s in store.list_servers() if s.creation_method == "discovered"}
+    return discovered | configured_names(settings)
 
 
 def held_text_entry(store: CatalogStore, server: str) -> str | None:
@@ -258,15 +262,15 @@ def configured_names(settings: Settings) -> set[str]:
     return set(load_servers(settings.servers_path).mcpServers)
 
 
-def taken_server_names(container: Container, *, catalog: bool = True) -> set[str]:
+def taken_server_names(settings: Settings, store: CatalogStore, *, catalog: bool = True) -> set[str]:
     """Every server name in use, configured or (``catalog``) catalogued: no new server may copy one up
     to case. An unreadable configuration adds none (a write that needs it says so itself)."""
     try:
-        configured = configured_names(container.settings)
+        configured = configured_names(settings)
     except CatalogFileError as exc:
         logger.warning("server names are checked against the catalog only: %s", exc.message)
         configured = set()
-    return {s.name for s in container.store.list_servers()} | configured if catalog else configured
+    return {s.name for s in store.list_servers()} | configured if catalog else configured
 
 
 # -- tools -------------------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ from tool_selector.core.hashing import sha256_of
 from tool_selector.core.names import TakenNames, copy_problem
 
 if TYPE_CHECKING:
+    from tool_selector.catalog.store import CatalogStore
     from tool_selector.catalog.writer import CatalogWriter
     from tool_selector.config.settings import Settings
 
@@ -70,7 +71,7 @@ def add_server(
     usable = re.match(NAME_PATTERN, name) is not None
     if not usable and name.isascii():  # a look-alike (ＴＩＭＥ, tіme) is told as one, naming the server
         raise _unusable(name)
-    copied = TakenNames(taken_server_names(container)).copied_by(name)
+    copied = TakenNames(taken_server_names(container.settings, container.store)).copied_by(name)
     if copied is not None:  # TIME, ＴＩＭＥ or tіme beside time: an agent could not tell them apart
         problem = copy_problem(name, copied)
         raise InvalidInputError(
@@ -140,13 +141,12 @@ def save_recorded(
         raise
 
 
-def list_servers(container: Container, *, reveal: bool = False) -> list[ServerRow]:
+def list_servers(settings: Settings, store: CatalogStore, *, reveal: bool = False) -> list[ServerRow]:
     """The configured servers with their tool counts and last discovery; secret values hidden unless
-    ``reveal`` (the operator at the machine asking for them). The CLI's entry: it takes the container,
-    since an adapter never reaches into the store (tests/test_architecture.py)."""
-    servers = load_servers(container.settings.servers_path)
-    counts = {s.name: s.tool_count for s in container.store.list_servers()}
-    status = container.store.get_discovery()
+    ``reveal`` (the operator at the machine asking for them)."""
+    servers = load_servers(settings.servers_path)
+    counts = {s.name: s.tool_count for s in store.list_servers()}
+    status = store.get_discovery()
     rows: list[ServerRow] = []
     for name, cfg in servers.mcpServers.items():
         st = status.get(name)
@@ -213,7 +213,7 @@ def import_servers(
     path = container.settings.servers_path
     servers = load_servers(path)
     was = servers.model_copy(deep=True)
-    taken = TakenNames(taken_server_names(container))
+    taken = TakenNames(taken_server_names(container.settings, container.store))
     summary = ImportServersSummary(skipped=dict(found.skipped))
     for name in found.skipped:  # a name the file could not use (ＴＩＭＥ, tіme): say whose look-alike it is
         copied = None if name.isascii() else taken.copied_by(name)
