@@ -35,8 +35,8 @@ BUDGETS = {
     "tool_selector/resolve": 2000,  # issue 40: a request beside the query, the tool order; 41 spelling, the
     # capability judge
     "tool_selector/resolve/rerank": 350,
-    "tool_selector/route": 900,  # issue 32 remembered; 40 the steps and every sentence of an answer; 41 need;
-    # 42 failure: what an upstream tool's error is about, and its sentence
+    "tool_selector/route": 930,  # issue 32 remembered; 40 the steps and every sentence of an answer; 41 need;
+    # 42 failure: what an upstream tool's error is about, and its sentence; 43 the memory's judge's loader
     "tool_selector/route/arguments": 2100,  # issue 40: the next call's arguments, taken from the request
     "semantic_enrichment": 2100,
     "services/root": 400,  # issue 43: the composition root alone (services/shared dissolved)

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from tool_selector.resolve.confidence import Calibration
     from tool_selector.resolve.rerank.model import RankerModel
     from tool_selector.resolve.resolver import Resolver
+    from tool_selector.route.memory import MemoryModel
     from tool_selector.search.backend import SearchBackend
     from tool_selector.trust.likeness import Embeds, ShadowModel
 
@@ -126,6 +127,13 @@ class Container:
         reads = self.shadow_embedder
         shadows = None if reads is None else ShadowCheck(reads, self.store, self.shadow_model)
         return CatalogWriter(self.store, shadows=shadows)
+
+    @cached_property
+    def memory_model(self) -> MemoryModel | None:
+        """The memory of confirmed choices' judge (None before one was fitted)."""
+        from tool_selector.route.memory import load_memory_model
+
+        return load_memory_model()
 
     @cached_property
     def shadow_model(self) -> ShadowModel:

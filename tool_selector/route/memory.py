@@ -33,6 +33,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tool_selector.config.settings import TierThresholds
+from tool_selector.core.learned import read_model_file
 from tool_selector.core.models import Decision, MatchType
 from tool_selector.route.tiers import PowerInfo, tools_hash
 
@@ -45,6 +46,7 @@ FLOOR = 0.35  # no remembered request less close than this is looked at (paraphr
 ACTIVATE_FROM = 0.75
 FEATURES = ("similarity", "margin", "confirmations", "top3", "rank")
 MEMORY_FORMAT: Literal["tool-selector-memory/1"] = "tool-selector-memory/1"
+MEMORY_FILE = "memory-v1.json"  # tool_selector/calibration/: eval/fitting/memory_fit.py writes it
 
 
 class MemoryModel(BaseModel):
@@ -237,3 +239,24 @@ def apply_memory(
             "does the request; if it is the wrong power, call deactivate_power and ask the user."
         ),
     )
+
+
+def load_memory_model() -> MemoryModel | None:
+    """The memory's judge shipped in the package (tool_selector/calibration/memory-v1.json), read by the
+    one loader of learned files; None only before the first ``lab memory-fit`` wrote it (then the memory
+    records but never decides). The composition root loads it once (``Container.memory_model``)."""
+    from importlib import resources
+
+    if not resources.files("tool_selector.calibration").joinpath(MEMORY_FILE).is_file():
+        return None
+    model, _ = read_model_file(
+        MemoryModel,
+        None,
+        packaged=MEMORY_FILE,
+        package="tool_selector.calibration",
+        what="memory's judge",
+        expected_format=MEMORY_FORMAT,
+        remedy="`tool-selector lab memory-fit`",
+        setting=None,
+    )
+    return model

@@ -36,19 +36,15 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from functools import cache
-from importlib import resources
 
 import numpy as np
 
 from services.root.container import Container
 from tool_selector.catalog import memory as rows
 from tool_selector.core.errors import ToolSelectorError
-from tool_selector.core.learned import read_model_file
 from tool_selector.core.models import Decision, MatchType, Resolution
 from tool_selector.core.names import tool_of
 from tool_selector.route.memory import (
-    MEMORY_FORMAT,
     ChoiceIndex,
     MemoryModel,
     Recalled,
@@ -62,7 +58,6 @@ logger = logging.getLogger(__name__)
 LOCAL = rows.LOCAL  # the principal of the person over stdio
 MAX_SESSIONS = 1_000  # sessions followed at once (an HTTP gateway); the oldest is dropped past it
 MAX_PRINCIPALS = 64  # principals whose remembered choices are held in RAM at once; the least recent goes
-MODEL_FILE = "memory-v1.json"  # tool_selector/calibration/: eval/fitting/memory_fit.py writes it
 # a new request at least this close to the last one (not the same words), which the memory decided,
 # rephrases it: if the agent then chooses another power for it, the remembered choice is refuted. On the
 # six personal setups (relevance model, arguments taken out): a request and its second phrasing are
@@ -72,25 +67,6 @@ REPHRASING = 0.6
 NAMED_WHEN_NONE_MATCHED = 3  # a power the resolver matched no tool of: the answer names its first tools
 
 Observer = Callable[[str, "Recalled | None", float], None]
-
-
-@cache
-def shipped_model() -> MemoryModel | None:
-    """The memory's judge shipped in the package (tool_selector/calibration/memory-v1.json); None only
-    before the first ``lab memory-fit`` wrote it (then the memory records but never decides)."""
-    if not resources.files("tool_selector.calibration").joinpath(MODEL_FILE).is_file():
-        return None
-    model, _ = read_model_file(
-        MemoryModel,
-        None,
-        packaged=MODEL_FILE,
-        package="tool_selector.calibration",
-        what="memory's judge",
-        expected_format=MEMORY_FORMAT,
-        remedy="`tool-selector lab memory-fit`",
-        setting=None,
-    )
-    return model
 
 
 @dataclass
@@ -166,7 +142,7 @@ class ChoiceMemory:
         self._loaded: OrderedDict[str, _Loaded] = OrderedDict()
         self._pending: dict[tuple[str, str], _Pending] = {}
         self._warned: set[int] = set()  # damaged rows already logged
-        self.model: MemoryModel | None = shipped_model()
+        self.model: MemoryModel | None = container.memory_model
         self.apply = True  # False: judge and tell the observer, change nothing (the lab's fitting replays)
         self.observer: Observer | None = None
         # the powers this gateway may start (set by GatewayService: its configured servers); a remembered

@@ -12,13 +12,12 @@ from typing import Any
 
 import pytest
 
-from services.gateway.memory.recording import shipped_model
 from tool_selector.core.errors import CalibrationError
 from tool_selector.core.learned import read_model_file
 from tool_selector.resolve.confidence import FORMAT as CALIBRATION_FORMAT
 from tool_selector.resolve.confidence import Calibration, load_calibration
 from tool_selector.resolve.rerank.model import RANKER_FORMAT, RankerModel, load_ranker
-from tool_selector.route.memory import MEMORY_FORMAT, MemoryModel
+from tool_selector.route.memory import MEMORY_FORMAT, MemoryModel, load_memory_model
 from tool_selector.trust.likeness import FORMAT as SHADOW_FORMAT
 from tool_selector.trust.likeness import ShadowModel, load_shadow_model
 
@@ -27,7 +26,7 @@ SHIPPED: list[tuple[str, str, type[Any], str, Callable[[], Any]]] = [
     ("tool_selector.calibration", "confidence-v2.json", Calibration, CALIBRATION_FORMAT, load_calibration),
     ("tool_selector.resolve.rerank", "ranker-v1.json", RankerModel, RANKER_FORMAT, load_ranker),
     ("tool_selector.calibration", "shadow-v1.json", ShadowModel, SHADOW_FORMAT, load_shadow_model),
-    ("tool_selector.calibration", "memory-v1.json", MemoryModel, MEMORY_FORMAT, shipped_model),
+    ("tool_selector.calibration", "memory-v1.json", MemoryModel, MEMORY_FORMAT, load_memory_model),
 ]
 
 

@@ -232,7 +232,7 @@ def test_the_memory_sees_a_clear_from_another_process_at_its_next_look(memory: C
 
 
 def test_the_shipped_judge_loads_and_names_its_features() -> None:
-    from services.gateway.memory.recording import shipped_model
+    from tool_selector.route.memory import load_memory_model as shipped_model
 
     model = shipped_model()
     assert isinstance(model, MemoryModel) and model.features == [
