@@ -84,8 +84,8 @@ def export(servers_file: Path, out: Path) -> int:
     found = discover_servers(
         configs,
         connector=StdioHttpConnector(),
-        concurrency=settings.discovery_concurrency,
-        timeout_s=settings.discovery_timeout_s,
+        concurrency=settings.sync.discovery_concurrency,
+        timeout_s=settings.sync.discovery_timeout_s,
         environ=dict(os.environ),
     )
     failed = [f for f in found if not f.ok or f.server is None]

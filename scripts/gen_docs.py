@@ -460,7 +460,12 @@ def _literal_names(module: types.ModuleType, prefix: str) -> set[str]:
 
 
 def project_settings() -> tuple[type[BaseModel], types.ModuleType]:
+    import logging
+
     from tool_selector.config import settings as module
+
+    # probing each old name (settings.RENAMED) would print its warning: the reference lists them instead
+    logging.getLogger(module.__name__).setLevel(logging.ERROR)
 
     return module.Settings, module
 
@@ -569,6 +574,23 @@ def render_settings(
         if group.env:
             out += [f"As JSON: {', '.join(_code(e) for e in group.env)}.", ""]
         out += table(rows)
+    renamed: dict[str, tuple[str, str]] = getattr(module, "RENAMED", {})
+    if renamed:  # names of before a regrouping, still read (the settings module's ``RENAMED``)
+        prefix = str(config.get("env_prefix", "") or "")
+        delimiter = str(config.get("env_nested_delimiter", "") or ".")
+        out += [
+            "## Old names",
+            "",
+            "Read as the setting they became, with a warning that names the new name; the new name wins "
+            "when both are set.",
+            "",
+            "| old variable | old key (TOML file, keyword) | now |",
+            "|---|---|---|",
+        ]
+        for old, (group, field) in renamed.items():
+            new = f"{prefix}{group}{delimiter}{field}".upper()
+            out.append(f"| `{(prefix + old).upper()}` | `{old}` | `{group}.{field}` (`{new}`) |")
+        out.append("")
     return "\n".join(out).rstrip() + "\n"
 
 

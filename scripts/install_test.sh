@@ -114,7 +114,7 @@ PY
 say "import times (median of 3, process start included): $import_s"
 
 export TOOL_SELECTOR_DATA_DIR="$work/data" TOOL_SELECTOR_CACHE_DIR="$work/cache" OPENBLAS_NUM_THREADS=1
-export TOOL_SELECTOR_SERVERS_FILE="$work/servers.json" TOOL_SELECTOR_ENRICHER=offline
+export TOOL_SELECTOR_SERVERS_FILE="$work/servers.json" TOOL_SELECTOR_SYNC__ENRICHER=offline
 unset TOOL_SELECTOR_CONFIG_FILE TOOL_SELECTOR_DEMO_ROOT
 [ -x "$repo/.venv/bin/mcp-server-time" ] || fail "mcp-server-time is missing: run bash scripts/setup.sh"
 "$ts" catalog import "$repo/$catalog" --approve >/dev/null || fail "catalog import"

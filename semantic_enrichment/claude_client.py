@@ -39,7 +39,7 @@ from tenacity import (
     wait_random,
 )
 
-from tool_selector.config.settings import ClaudeSettings
+from tool_selector.config.claude import ClaudeSettings
 from tool_selector.core.errors import ConfigurationError, LLMError
 
 logger = logging.getLogger(__name__)
@@ -56,7 +56,9 @@ _STATUS_HINTS = {
     "was not found.",
     413: "The request is too large; lower the enrichment batch size.",
 }
-_FALLBACK_HINT = "Retry the sync later, or set TOOL_SELECTOR_ENRICHER=offline to enrich without the API."
+_FALLBACK_HINT = (
+    "Retry the sync later, or set TOOL_SELECTOR_SYNC__ENRICHER=offline to enrich without the API."
+)
 
 
 def is_retryable(exc: BaseException) -> bool:
@@ -112,7 +114,7 @@ class ClaudeClient:
             raise ConfigurationError(
                 "The Claude enricher needs an API key.",
                 hint="Set ANTHROPIC_API_KEY (or TOOL_SELECTOR_CLAUDE__API_KEY), "
-                "or TOOL_SELECTOR_ENRICHER=offline.",
+                "or TOOL_SELECTOR_SYNC__ENRICHER=offline.",
             )
         return cls(
             api_key=settings.api_key.get_secret_value(),

@@ -234,6 +234,6 @@ def enrich_server_tools(
         raise LLMError(
             f"The {enricher.kind} enricher returned no usable enrichment for {len(left)} tools of "
             f"{server.name!r} (e.g. {left[0].name!r}).",
-            hint="Retry the sync; set TOOL_SELECTOR_ENRICHER=offline to enrich without the API.",
+            hint="Retry the sync; set TOOL_SELECTOR_SYNC__ENRICHER=offline to enrich without the API.",
         )
     return outcome

@@ -209,7 +209,7 @@ def bench_api(
         "distinct_queries": len(set(queries)),
         "clients": clients,
         "workers": workers,
-        "embedding_threads": settings.embedding_threads,
+        "embedding_threads": settings.embedding.threads,
         "server_peak_rss_mb": round(total_rss, 1) if total_rss else None,
         "worker_peak_rss_mb": rss if workers > 1 else None,
         "worker_cpu_s": cpu,

@@ -409,7 +409,7 @@ def bench_conversation(
     with tempfile.TemporaryDirectory(prefix="ts-bench-conversation-") as tmp:
         make_sandbox()
         env = _serve_env(settings, Path(tmp) / "data", servers_file) | {
-            "TOOL_SELECTOR_ENRICHER": "offline",
+            "TOOL_SELECTOR_SYNC__ENRICHER": "offline",
             "TOOL_SELECTOR_DEMO_ROOT": str(SANDBOX),
             "TOOL_SELECTOR_DEMO_MEMORY_FILE": str(Path(tmp) / "memory.jsonl"),
         }

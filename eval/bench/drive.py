@@ -50,7 +50,7 @@ def prepare(settings: Settings, workdir: Path, servers_file: Path, beside: Path 
     """The environment of the served gateway: a copy of ``workdir/synced``, which is synced the first time
     only (a copy, so that nothing a run remembers, such as confirmed choices, reaches the next run)."""
     env = _serve_env(settings, workdir / "synced", servers_file) | {
-        "TOOL_SELECTOR_ENRICHER": "offline",
+        "TOOL_SELECTOR_SYNC__ENRICHER": "offline",
         "TOOL_SELECTOR_DEMO_ROOT": str(SANDBOX),
         "TOOL_SELECTOR_DEMO_MEMORY_FILE": str(workdir / "memory.jsonl"),
     }

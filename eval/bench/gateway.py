@@ -103,7 +103,9 @@ def bench_gateway(
     rounds: int = 7,
 ) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="ts-bench-gateway-") as tmp:
-        env = _serve_env(settings, Path(tmp) / "data", servers_file) | {"TOOL_SELECTOR_ENRICHER": "offline"}
+        env = _serve_env(settings, Path(tmp) / "data", servers_file) | {
+            "TOOL_SELECTOR_SYNC__ENRICHER": "offline"
+        }
         done = subprocess.run([str(_CLI), "sync"], env=env, capture_output=True, text=True, check=False)
         if done.returncode not in (0, 20):
             raise RuntimeError(f"`tool-selector sync` failed ({done.returncode}): {done.stderr[-2000:]}")

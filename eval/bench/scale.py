@@ -341,11 +341,10 @@ def _size_settings(settings: Settings, work: Path, catalog: Path) -> Settings:
         update={
             "data_dir": work / "data",
             "cache_dir": cache,
-            "enricher": "offline",
             "max_file_bytes": max(settings.max_file_bytes, biggest + 2**20),
             "trust": settings.trust.model_copy(update={"registered": "tofu"}),
         }
-    )
+    ).changed("sync", enricher="offline")
 
 
 def bench_scale(

@@ -44,7 +44,7 @@ def bench_sync(
             **os.environ,
             "TOOL_SELECTOR_DATA_DIR": str(Path(tmp) / "data"),
             "TOOL_SELECTOR_CACHE_DIR": str(settings.cache_dir),
-            "TOOL_SELECTOR_ENRICHER": enricher,
+            "TOOL_SELECTOR_SYNC__ENRICHER": enricher,
             "TOOL_SELECTOR_SERVERS_FILE": str(servers_file or Path(tmp) / "no-servers.json"),
         }
         out: dict[str, Any] = {"source": str(servers_file or catalog), "enricher": enricher}

@@ -126,11 +126,11 @@ def calibrate(
             + "".join(f" --judge {j}" for j in judge or []),
             "retrieval": {
                 "enricher": enricher_kind(settings, None),
-                "alpha": settings.alpha,
-                "fusion": settings.fusion,
-                "field_boosts": settings.field_boosts,
-                "candidates": settings.candidates,
-                "embedding": settings.embedding_model,
+                "alpha": settings.search.alpha,
+                "fusion": settings.search.fusion,
+                "field_boosts": settings.search.field_boosts,
+                "candidates": settings.search.candidates,
+                "embedding": settings.embedding.model,
             },
         }
         evidence = write_calibration(calibration, fitted, held_out, out, provenance)
@@ -207,7 +207,9 @@ def calibrate_lodo_command(
         )
         chosen = [RECIPES[r] for r in recipe] if recipe else list(RECIPES.values())
         for words in scored:
-            results = run_lodo(examples, settings.thresholds, chosen, say=say, scored=words, fitted=fitted)
+            results = run_lodo(
+                examples, settings.confidence.thresholds, chosen, say=say, scored=words, fitted=fitted
+            )
             text = table(results)
             name = "calibrate-lodo" if words == "user" else f"calibrate-lodo-{words}"
             name += f"-{reading}" if words == "both" else ""

@@ -230,7 +230,7 @@ def judge_command(
 
     with mapped_errors():
         settings = cli_settings()
-        embedder = relevance_embedder(threads=settings.embedding_threads)
+        embedder = relevance_embedder(threads=settings.embedding.threads)
         left = leave_out or []
         provenance = run_judge(
             shared,

@@ -90,8 +90,8 @@ def seed_settings(settings: Settings, data_dir: Path) -> Settings:
     """``settings`` on ``data_dir`` with its own servers file, the embedded backend, the offline enricher
     and the default trust policies (so an import without approval is held), whatever the operator
     configured."""
-    update = {"data_dir": data_dir, "servers_file": None, "backend": "embedded", "enricher": "offline"}
-    return settings.model_copy(update={**update, "trust": TrustSettings()})
+    update = {"data_dir": data_dir, "servers_file": None, "backend": "embedded", "trust": TrustSettings()}
+    return settings.model_copy(update=update).changed("sync", enricher="offline")
 
 
 def seed_console_data(

@@ -42,7 +42,7 @@ def running_api(settings: Settings, data_dir: Path, log: Path, *, seeded: bool) 
         "TOOL_SELECTOR_LOG_LEVEL": "INFO",  # uvicorn's "running on" line names the port
     }
     if seeded:
-        env["TOOL_SELECTOR_ENRICHER"] = "offline"
+        env["TOOL_SELECTOR_SYNC__ENRICHER"] = "offline"
     cli = Path(sys.executable).with_name("tool-selector")
     command = [str(cli), "api", "--host", "127.0.0.1", "--port", "0"]
     process = subprocess.Popen(

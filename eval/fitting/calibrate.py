@@ -174,7 +174,7 @@ def calibrate(
             hint="Give more catalogs (a small-catalog root holds many) or lower --folds.",
         )
     fit = fit_heads(fit_examples, version=version, reference=reference, folds=folds)
-    thresholds = settings.thresholds
+    thresholds = settings.confidence.thresholds
     calibration = fit.calibration
     calibration.provenance = {
         "fitted_at": datetime.now(UTC).isoformat(timespec="seconds"),

@@ -49,15 +49,17 @@ def parse_judges(values: Sequence[str]) -> dict[str, Path]:
 def with_judge(settings: Settings, judges: Mapping[str, Path], dataset: str) -> Settings:
     """The settings a dataset's evidence is read under: its own judge when ``judges`` names one."""
     folder = judges.get(dataset)
-    return settings if folder is None else settings.model_copy(update={"judge_dir": folder})
+    return settings if folder is None else settings.changed("confidence", judge_dir=folder)
 
 
 def judge_identity(settings: Settings) -> bytes:
     """What tells one judge from another in a cache key: its head (retrained, it changes) and where."""
-    if not settings.judge:
+    if not settings.confidence.judge:
         return b"judge off"
-    head = (settings.judge_dir or PACKAGED) / "head.json"
-    return str(settings.judge_dir).encode() + (head.read_bytes() if head.is_file() else b"no judge")
+    head = (settings.confidence.judge_dir or PACKAGED) / "head.json"
+    return str(settings.confidence.judge_dir).encode() + (
+        head.read_bytes() if head.is_file() else b"no judge"
+    )
 
 
 class Example(BaseModel):

@@ -116,12 +116,15 @@ def _key(
     if phrasing != "user":  # the agent's lines, and what is read of a request beside them
         digest.update(phrased_file(folder, phrasing).read_bytes())
         digest.update(f"{phrasing}:{reading if phrasing == 'both' else ''}".encode())
-    digest.update(settings.model_dump_json(exclude={"cache_dir", "data_dir", "thresholds"}).encode())
+    # what the evidence does not read: the folders, the tier lines
+    unread: dict[str, Any] = {"cache_dir": True, "data_dir": True, "confidence": {"thresholds": True}}
+    kept = settings.model_dump_json(exclude=unread)
+    digest.update(kept.encode())
     digest.update(np.round(reference, 6).tobytes())
     digest.update(" ".join(FEATURES).encode())  # evidence of another version of the features is stale
     digest.update(judge_identity(settings))
     # the relevance model's file: a retrained model keeps its settings name, its evidence is not the same
-    digest.update(model_id_of(settings.embedding_model, settings.embedding_engine).encode())
+    digest.update(model_id_of(settings.embedding.model, settings.embedding.engine).encode())
     return digest.hexdigest()[:16]
 
 

@@ -78,8 +78,8 @@ def _cache_file(settings: Settings, arg: DatasetArg, seed: int) -> Path:
         json.dumps(
             [
                 _digest(arg),
-                settings.embedding_model,
-                str(settings.calibration_file),
+                settings.embedding.model,
+                str(settings.confidence.calibration_file),
                 remembered.FEATURES,
                 remembered.FLOOR,
                 remembered.CANDIDATES,

@@ -91,7 +91,7 @@ def collect(
     queries = [q for q in load_queries(paths.queries, limit_bytes=settings.max_file_bytes) if q.answerable]
     if max_queries is not None and len(queries) > max_queries:
         queries = sorted(queries, key=lambda q: hashlib.sha256(q.id.encode()).hexdigest())[:max_queries]
-    unranked = settings.model_copy(update={"rerank": False})
+    unranked = settings.changed("search", rerank=False)
     container, _ = open_workspace(unranked, paths, embedder=embedder)
     found = []
     with container:
@@ -305,13 +305,13 @@ def train_ranker(
             "datasets": provenance_sets,
             "queries": len(examples),
             "retrieval": {
-                "alpha": settings.alpha,
-                "fusion": settings.fusion,
-                "field_boosts": settings.field_boosts,
-                "server_field_boosts": settings.server_field_boosts,
-                "candidates": settings.candidates,
-                "embedding": settings.embedding_model,
-                "enricher": settings.enricher,
+                "alpha": settings.search.alpha,
+                "fusion": settings.search.fusion,
+                "field_boosts": settings.search.field_boosts,
+                "server_field_boosts": settings.search.server_field_boosts,
+                "candidates": settings.search.candidates,
+                "embedding": settings.embedding.model,
+                "enricher": settings.sync.enricher,
             },
             "learner": {
                 **LEARNER,

@@ -77,7 +77,9 @@ def resolve_and_route_asked(
     if asked.request is None or reading == "arguments":
         return read_path.decide(asked.query, limit=limit, request=asked.request)
     resolution = resolve_asked(read_path, asked, reading=reading, limit=limit)
-    return resolution, route(resolution, read_path.snapshot().powers, read_path.container.settings.thresholds)
+    return resolution, route(
+        resolution, read_path.snapshot().powers, read_path.container.settings.confidence.thresholds
+    )
 
 
 def _mean(values: Sequence[float | None]) -> float | None:

@@ -324,7 +324,7 @@ def _collect_folder(
             words = check_request(item.request, resolver.max_query_chars)
             ranking = resolver.rank(check_query(item.query, resolver.max_query_chars), "hybrid", terms, words)
             resolution = with_known_parts(resolver.answer(ranking, terms), powers)
-            decision = route(resolution, powers, settings.thresholds)
+            decision = route(resolution, powers, settings.confidence.thresholds)
             gold = {t for slot in query.gold_tool_groups for t in slot}
             tags = {"set": label, "family": family, "id": f"{folder.name}/{query.id}"}
             cases.append(case_of(ranking, server, own[server], gold, **tags))

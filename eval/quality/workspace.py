@@ -52,10 +52,10 @@ def open_workspace(
     """A container over the dataset's own catalog and index; builds them when missing or stale.
 
     Only the catalog files go in: the queries never reach the store, the enricher or the index.
-    The catalog is enriched as the sync would (``enricher`` overrides ``settings.enricher``; ``none``
+    The catalog is enriched as the sync would (``enricher`` overrides ``settings.sync.enricher``; ``none``
     leaves it unenriched), incrementally. Returns the container and whether the index was (re)built.
     """
-    model_id = embedder.model_id if embedder is not None else settings.embedding_model
+    model_id = embedder.model_id if embedder is not None else settings.embedding.model
     kind = enricher_kind(settings, enricher)
     work = workspace_dir(settings, paths, model_id, kind)
     container = Container(

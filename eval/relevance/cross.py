@@ -281,7 +281,7 @@ def run_cross(
         stored = json.loads(wrong_path.read_text("utf-8"))
         wrong = {q: [(tool_id, text) for tool_id, text in v] for q, v in stored.items()}
     else:
-        base = MiniLMEmbedder(settings.cache_dir, engine="onnx", threads=settings.embedding_threads)
+        base = MiniLMEmbedder(settings.cache_dir, engine="onnx", threads=settings.embedding.threads)
         wrong = mine_wrong(every, catalogs, gold, base.embed_documents)
         trainer.write_json(wrong_path, wrong)
     path = work / "cross.json"

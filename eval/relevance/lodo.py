@@ -242,7 +242,7 @@ def score(
     update: dict[str, Any] = {"rerank": config.rerank, "arguments": config.arguments}
     if config.alpha is not None:
         update["alpha"] = config.alpha
-    variant = settings.model_copy(update=update)
+    variant = settings.changed("search", **update)
     report, _ = run_eval(
         variant, scored.folder, predictions_file(out, scored.label, config.name), embedder=embedder
     )
@@ -272,7 +272,7 @@ def run_lodo(
     srcs = [*scored_sources, *(data.source(f"extra:{p.name}", p) for p in extras)]
     catalogs = data.catalog_texts(srcs)
     gold = data.gold_by_query(srcs)
-    base = MiniLMEmbedder(settings.cache_dir, engine="onnx", threads=settings.embedding_threads)
+    base = MiniLMEmbedder(settings.cache_dir, engine="onnx", threads=settings.embedding.threads)
     every = [p for s in srcs for p in data.pairs_of(s)]
     negatives = negatives_for(every, catalogs, gold, work, base)
     gold_texts = trainer.gold_sets(every, gold, catalogs)
@@ -292,7 +292,7 @@ def run_lodo(
             onnx,
             trainer.base_model_dir() / "tokenizer.json",
             model_id=f"relevance-lodo-{left.name}-{meta['key']}",
-            threads=settings.embedding_threads,
+            threads=settings.embedding.threads,
         )
         embedders: dict[str, Embedder] = {"base": base, "model": model}
         if any(c.embedder == "wise" for c in configs):
@@ -303,7 +303,7 @@ def run_lodo(
                 wise_file,
                 trainer.base_model_dir() / "tokenizer.json",
                 model_id=f"relevance-lodo-wise-{left.name}-{meta['key']}",
-                threads=settings.embedding_threads,
+                threads=settings.embedding.threads,
             )
         before = results["folds"].get(left.name, {})
         known = before.get("scores", {}) if before.get("training", {}).get("key") == meta["key"] else {}

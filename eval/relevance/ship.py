@@ -54,7 +54,7 @@ def apache_text() -> str:
 
 
 def _tool_r5(settings: Settings, folder: Path, embedder: Any, out: Path, group: str) -> float:
-    variant = settings.model_copy(update={"rerank": False, "arguments": True})
+    variant = settings.changed("search", rerank=False, arguments=True)
     report, _ = run_eval(variant, folder, out, embedder=embedder)
     figures = report.group(group if group in report.groups else "all")
     return float(figures.tool_recall_at_5 or 0.0)
@@ -147,7 +147,7 @@ def ship(
     srcs = [*lodo.sources(shared, team), *(data.source(f"extra:{p.name}", p) for p in extras)]
     catalogs = data.catalog_texts(srcs)
     gold = data.gold_by_query(srcs)
-    base = MiniLMEmbedder(settings.cache_dir, engine="onnx", threads=settings.embedding_threads)
+    base = MiniLMEmbedder(settings.cache_dir, engine="onnx", threads=settings.embedding.threads)
     pairs = [p for s in srcs for p in data.pairs_of(s)]
     negatives = lodo.fold_negatives(lodo.negatives_for(pairs, catalogs, gold, work, base), set())
     say(f"training on {len(pairs)} pairs from {', '.join(s.name for s in srcs)}")

@@ -86,7 +86,7 @@ def run_tool_text(
     work.mkdir(parents=True, exist_ok=True)
     srcs = sources(shared, team, sets)
     gold = data.gold_by_query(srcs)
-    base = MiniLMEmbedder(settings.cache_dir, engine="onnx", threads=settings.embedding_threads)
+    base = MiniLMEmbedder(settings.cache_dir, engine="onnx", threads=settings.embedding.threads)
     path = work / "tool-text.json"
     results: dict[str, Any] = (
         json.loads(path.read_text("utf-8")) if path.is_file() else {"scores": {}, "training": {}}
@@ -113,7 +113,7 @@ def run_tool_text(
                 onnx,
                 trainer.base_model_dir() / "tokenizer.json",
                 model_id=f"relevance-lodo-{kind}-{left.name}-{meta['key']}",
-                threads=settings.embedding_threads,
+                threads=settings.embedding.threads,
             )
             for scored in scored_folders(left, shared, lodo_work):
                 row = results["scores"].setdefault(scored.label, {})

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 def sync(
     enricher: Annotated[
         EnricherChoice | None,
-        typer.Option(help="auto, offline, claude or none (default: TOOL_SELECTOR_ENRICHER)"),
+        typer.Option(help="auto, offline, claude or none (default: TOOL_SELECTOR_SYNC__ENRICHER)"),
     ] = None,
     as_json: JsonOrText = None,
 ) -> None:

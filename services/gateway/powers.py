@@ -34,8 +34,8 @@ from services.gateway.results import capped_result
 from services.upstream.connector import Connector
 from services.upstream.session import Phase, UpstreamSession, list_all_tools, stderr_tail, upstream_error
 from services.write.quarantine import LiveCheck
+from tool_selector.config.gateway import GatewaySettings
 from tool_selector.config.servers import ServerConfig
-from tool_selector.config.settings import GatewaySettings
 from tool_selector.core.errors import NotFoundError, ToolSelectorError, UpstreamError
 
 logger = logging.getLogger(__name__)

@@ -298,7 +298,7 @@ class GatewayService:
 
     def _respelled(self, words: str) -> str:  # as the resolver reads them: "tiem" -> "time" tells a kind
         frequency = self.read_path.snapshot().terms.document_frequency
-        return corrected(words, frequency) if self.container.settings.spelling else ""
+        return corrected(words, frequency) if self.container.settings.search.spelling else ""
 
     def _alternatives(
         self, resolution: Resolution, power: str | None, runnable: Collection[str]

@@ -197,7 +197,9 @@ class ReadPath:
             query, snapshot.terms, mode=mode, tools=limit, powers=limit, **options
         )
         resolution = with_known_parts(resolution, snapshot.powers)
-        return Answer(resolution, route(resolution, snapshot.powers, self.container.settings.thresholds))
+        return Answer(
+            resolution, route(resolution, snapshot.powers, self.container.settings.confidence.thresholds)
+        )
 
     def cached_answer(
         self, query: str, mode: SearchMode, limit: int, request: str | None = None

@@ -47,11 +47,11 @@ ENRICHER_CHOICES = ("auto", "offline", "claude", "none")
 
 def enricher_kind(settings: Settings, choice: str | None = None) -> str:
     """What ``choice`` (default: the ``enricher`` setting) comes to: offline, claude or none."""
-    wanted = choice or settings.enricher
+    wanted = choice or settings.sync.enricher
     if wanted not in ENRICHER_CHOICES:
         raise ConfigurationError(
             f"Unknown enricher {wanted!r}.",
-            hint="Use auto, offline, claude or none (TOOL_SELECTOR_ENRICHER).",
+            hint="Use auto, offline, claude or none (TOOL_SELECTOR_SYNC__ENRICHER).",
         )
     if wanted == "auto":
         return "claude" if settings.claude.api_key is not None else "offline"
@@ -159,7 +159,7 @@ class Container:
             return self.embedder
         if self._embedder is not None:
             return None
-        threads = self.settings.embedding_threads
+        threads = self.settings.embedding.threads
         return LazyEmbedder(
             lambda: relevance_embedder(threads), model_id=relevance_model_id(), dim=MiniLMEmbedder.dim
         )
@@ -186,16 +186,14 @@ class Container:
 
         if self._embedder is not None:
             return self._embedder
-        s = self.settings
+        s, cache_dir = self.settings.embedding, self.settings.cache_dir
 
         def load() -> Embedder:
-            if s.embedding_model == RELEVANCE_MODEL_ID:
-                return relevance_embedder(s.embedding_threads)
-            return MiniLMEmbedder(s.cache_dir, engine=s.embedding_engine, threads=s.embedding_threads)
+            if s.model == RELEVANCE_MODEL_ID:
+                return relevance_embedder(s.threads)
+            return MiniLMEmbedder(cache_dir, engine=s.engine, threads=s.threads)
 
-        lazy = LazyEmbedder(
-            load, model_id=model_id_of(s.embedding_model, s.embedding_engine), dim=MiniLMEmbedder.dim
-        )
+        lazy = LazyEmbedder(load, model_id=model_id_of(s.model, s.engine), dim=MiniLMEmbedder.dim)
         if s.query_batch_window_ms <= 0:
             return lazy
         # concurrent resolves (REST API, gateway) share model calls; a lone one goes straight through
@@ -213,7 +211,7 @@ class Container:
                 self._index_dir,
                 model_id=self.embedder.model_id,
                 dim=self.embedder.dim,
-                ann_min=s.ann_min_documents,
+                ann_min=s.search.ann_min_documents,
             )
         try:  # weaviate loads only when used; the client is the `weaviate` extra
             from tool_selector.search.weaviate.backend import WeaviateBackend
@@ -228,8 +226,8 @@ class Container:
             s.weaviate,
             model_id=self.embedder.model_id,
             dim=self.embedder.dim,
-            field_boosts=s.field_boosts,
-            server_field_boosts=s.server_field_boosts,
+            field_boosts=s.search.field_boosts,
+            server_field_boosts=s.search.server_field_boosts,
         )
 
     @property
@@ -252,14 +250,15 @@ class Container:
 
         if self._calibration is not None:
             return self._calibration
-        return load_calibration(self.settings.calibration_file, limit_bytes=self.settings.max_file_bytes)
+        settings = self.settings
+        return load_calibration(settings.confidence.calibration_file, limit_bytes=settings.max_file_bytes)
 
     @cached_property
     def resolver(self) -> Resolver:
         from tool_selector.resolve.judge import capability_judge
         from tool_selector.resolve.resolver import Resolver
 
-        s = self.settings
+        s, judged = self.settings.search, self.settings.confidence
         return Resolver(
             self.backend,
             self.embedder,
@@ -274,7 +273,9 @@ class Container:
             arguments=s.arguments,
             argument_weight=s.argument_weight,
             spelling=s.spelling,
-            capability=capability_judge(s.judge_dir, s.embedding_threads) if s.judge else None,
+            capability=(
+                capability_judge(judged.judge_dir, self.settings.embedding.threads) if judged.judge else None
+            ),
         )
 
     @cached_property
@@ -282,11 +283,11 @@ class Container:
         """The learned ranker the resolver reorders candidates with; None when ``rerank`` is off."""
         if self._ranker is not None:
             return self._ranker
-        if not self.settings.rerank:
+        if not self.settings.search.rerank:
             return None
         from tool_selector.resolve.rerank.model import load_ranker
 
-        return load_ranker(self.settings.ranker_file, limit_bytes=self.settings.max_file_bytes)
+        return load_ranker(self.settings.search.ranker_file, limit_bytes=self.settings.max_file_bytes)
 
     # -- upstream servers ------------------------------------------------------------------------
 

@@ -178,7 +178,7 @@ def enrich_catalog(
         return EnrichSummary(seconds=round(time.perf_counter() - started, 3))
     summary = EnrichSummary(enricher=enrichers.kind)
     now = datetime.now(UTC)
-    max_age = timedelta(days=container.settings.profile_max_age_days)
+    max_age = timedelta(days=container.settings.sync.profile_max_age_days)
     plan = _plan(store, enrichers, now, max_age, force, servers)
     total_tools = sum(len(w.tools) for w in plan) if servers is not None else store.counts()[1]
     calls_before = enrichers.llm_calls()

@@ -273,8 +273,8 @@ def _discover(
     return discover_servers(
         configs,
         connector=connector,
-        concurrency=settings.discovery_concurrency,
-        timeout_s=settings.discovery_timeout_s,
+        concurrency=settings.sync.discovery_concurrency,
+        timeout_s=settings.sync.discovery_timeout_s,
         environ=dict(os.environ if environ is None else environ),
         on_done=on_done,
     )

@@ -70,7 +70,9 @@ def fast_template(tmp_path_factory: pytest.TempPathFactory) -> GatewaySetup:
     setup = GatewaySetup(base / "data", base / "cache", base / "servers.json")
     configs = {"weather": ServerConfig(command="weather-station", steering=STEERING)}
     save_servers(setup.servers_file, ServersFile(mcpServers=configs))
-    with Container(setup.settings(enricher="offline"), embedder=HASHING, connector=stations()) as container:
+    with Container(
+        setup.settings(sync_enricher="offline"), embedder=HASHING, connector=stations()
+    ) as container:
         summary = run_sync(container)
         assert summary.ok, summary.failed
     configs["station"] = ServerConfig(command="weather-station")

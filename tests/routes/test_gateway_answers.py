@@ -54,7 +54,7 @@ def template(tmp_path_factory: pytest.TempPathFactory, weather_url: str) -> Gate
         setup.servers_file,
         ServersFile(mcpServers={"weather": ServerConfig(url=weather_url, steering=STEERING)}),
     )
-    with Container(setup.settings(enricher="offline"), embedder=HASHING) as container:
+    with Container(setup.settings(sync_enricher="offline"), embedder=HASHING) as container:
         assert run_sync(container).ok
     return setup
 

@@ -52,7 +52,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewaySetup]
     setup = GatewaySetup(base / "data", base / "cache", base / "servers.json")
     with weather_station_over_http() as url:
         save_servers(setup.servers_file, ServersFile(mcpServers={"weather": ServerConfig(url=url)}))
-        with Container(setup.settings(enricher="offline"), embedder=HASHING) as container:
+        with Container(setup.settings(sync_enricher="offline"), embedder=HASHING) as container:
             summary = run_sync(container)
             assert summary.ok, summary.failed
         yield setup

@@ -49,7 +49,7 @@ def template(
     with weather_station_over_http() as url:
         station = ServerConfig(url=url)
         save_servers(setup.servers_file, ServersFile(mcpServers={"rooftop": station, "garden": station}))
-        with Container(setup.settings(enricher="offline"), embedder=embedder) as container:
+        with Container(setup.settings(sync_enricher="offline"), embedder=embedder) as container:
             summary = run_sync(container)
             assert summary.ok, summary.failed
         yield setup

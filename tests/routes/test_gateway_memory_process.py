@@ -56,7 +56,7 @@ def twin_stations(
     setup = GatewaySetup(base / "data", session_cache_dir, base / "servers.json")
     station = ServerConfig(command=sys.executable, args=[str(SERVERS / "flaky_server.py")])
     save_servers(setup.servers_file, ServersFile(mcpServers={"rooftop": station, "garden": station}))
-    with Container(setup.settings(enricher="offline"), embedder=embedder) as container:
+    with Container(setup.settings(sync_enricher="offline"), embedder=embedder) as container:
         summary = run_sync(container)
         assert summary.ok, summary.failed
     return setup

@@ -42,7 +42,7 @@ def template(
     everything = ServerConfig(command=demo_servers["everything"].command)  # as init imports it
     configs = {"weather": ServerConfig(url=weather_url), "everything": everything}
     save_servers(setup.servers_file, ServersFile(mcpServers=configs))
-    with Container(setup.settings(enricher="offline"), embedder=HASHING) as container:
+    with Container(setup.settings(sync_enricher="offline"), embedder=HASHING) as container:
         summary = run_sync(container)
         assert summary.ok, summary.failed
         stored = container.store.get_server("everything")

@@ -58,7 +58,7 @@ def template(tmp_path_factory: pytest.TempPathFactory, harbour_url: str) -> Gate
     setup = GatewaySetup(base / "data", base / "cache", base / "servers.json")
     save_servers(setup.servers_file, ServersFile(mcpServers={"harbour": ServerConfig(url=harbour_url)}))
     catalog = write_catalog(base / "catalog", {"lighthouse": ["log_lighthouse_lamp_hours", "sound_fog_horn"]})
-    with Container(setup.settings(enricher="offline"), embedder=HASHING) as container:
+    with Container(setup.settings(sync_enricher="offline"), embedder=HASHING) as container:
         assert run_sync(container).ok
         import_catalog_dir(container, catalog, approve=True, actor="test")
         for entry in list_entries(container.store):  # what the trust policy or the scanner held, approved

@@ -65,7 +65,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewaySetup]
         configs = {"weather": ServerConfig(url=url), "station": station}
         save_servers(setup.servers_file, ServersFile(mcpServers=configs))
         catalog = write_catalog(base / "catalog", {"lighthouse": ["log_lighthouse_lamp_hours"]})
-        with Container(setup.settings(enricher="offline"), embedder=HASHING) as container:
+        with Container(setup.settings(sync_enricher="offline"), embedder=HASHING) as container:
             assert run_sync(container).ok
             import_catalog_dir(container, catalog, approve=True, actor="test")
             refresh(container)

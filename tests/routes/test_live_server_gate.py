@@ -82,7 +82,7 @@ class Notebook:
         self.spec_file.write_text(json.dumps(spec), encoding="utf-8")
 
     def container(self, embedder: Embedder) -> Container:
-        return Container(self.setup.settings(enricher="offline"), embedder=embedder)
+        return Container(self.setup.settings(sync_enricher="offline"), embedder=embedder)
 
 
 def configure(base: Path, cache_dir: Path) -> Notebook:

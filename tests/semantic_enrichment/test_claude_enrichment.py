@@ -540,7 +540,7 @@ def test_enrichers_made_from_settings_ask_claude_at_the_configured_base_url_and_
 
     settings = Settings(
         data_dir=tmp_path / "data",
-        enricher="claude",
+        sync={"enricher": "claude"},
         claude={"api_key": KEY, "base_url": replay.base_url, "model": MODEL},
     )
     container = Container(settings)
@@ -572,7 +572,7 @@ def test_a_sync_with_the_claude_enricher_asks_claude_once_per_server_and_then_ne
         data_dir=tmp_path / "data",
         cache_dir=tmp_path / "cache",
         servers_file=tmp_path / "no-servers.json",
-        enricher="claude",
+        sync={"enricher": "claude"},
         claude={"api_key": KEY, "base_url": replay.base_url, "model": MODEL},
     )
     with Container(settings, embedder=embedder) as container:

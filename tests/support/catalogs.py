@@ -28,6 +28,6 @@ def tofu_settings(tmp_path: Path) -> Settings:
     return Settings(
         data_dir=tmp_path / "data",
         cache_dir=tmp_path / "cache",
-        enricher="offline",
+        sync={"enricher": "offline"},
         trust=TrustSettings(registered="tofu"),
     )

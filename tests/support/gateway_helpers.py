@@ -78,7 +78,18 @@ class GatewaySetup:
         )
 
 
-SETTING_GROUPS = ("gateway", "weaviate", "claude", "api", "trust", "memory")
+SETTING_GROUPS = (
+    "embedding",
+    "search",
+    "confidence",
+    "sync",
+    "gateway",
+    "weaviate",
+    "claude",
+    "api",
+    "trust",
+    "memory",
+)
 
 
 def grouped_name(key: str) -> str:
@@ -110,7 +121,7 @@ def make_setup(base: Path, cache_dir: Path, embedder: Embedder) -> GatewaySetup:
     setup = GatewaySetup(base / "data", cache_dir, base / "servers.json")
     configs = server_configs(setup.mark, base)
     save_servers(setup.servers_file, ServersFile(mcpServers=configs))
-    with Container(setup.settings(enricher="offline"), embedder=embedder) as container:
+    with Container(setup.settings(sync_enricher="offline"), embedder=embedder) as container:
         summary = run_sync(container)
         assert summary.ok, summary.failed
     configs["stuck"] = ServerConfig(

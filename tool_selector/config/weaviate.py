@@ -1,5 +1,4 @@
-"""The ``weaviate`` settings group (the Weaviate backend): ``settings.weaviate`` of the one settings
-object in ``tool_selector.config.settings``, which re-exports it (a module of its own for length only)."""
+"""The ``weaviate`` settings group: the Weaviate backend (``settings.weaviate``)."""
 
 from __future__ import annotations
 

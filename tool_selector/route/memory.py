@@ -32,7 +32,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from tool_selector.config.settings import TierThresholds
+from tool_selector.config.confidence import TierThresholds
 from tool_selector.core.learned import read_model_file
 from tool_selector.core.models import Decision, MatchType
 from tool_selector.route.tiers import PowerInfo, tools_hash

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, Field
 
-from tool_selector.config.settings import TierThresholds
+from tool_selector.config.confidence import TierThresholds
 from tool_selector.core.hashing import sha256_of
 from tool_selector.core.models import Decision, PowerSummary, Resolution, TierName, ToolSummary
 from tool_selector.core.names import tool_of

@@ -264,7 +264,7 @@ class ChoiceMemory:
             self.observer(session, recalled, probability)
         if recalled is None or not self.apply:
             return decision, None
-        thresholds = self.container.settings.thresholds
+        thresholds = self.container.settings.confidence.thresholds
         changed = apply_memory(decision, recalled, probability, powers, thresholds)
         return changed, (recalled if changed is not decision else None)
 

@@ -291,7 +291,7 @@ def test_calibrate_fits_on_small_catalog_roots_and_scores_the_hold_out(
     assert set(FEATURES) <= set(rows[0])
     assert not any("aubergines" in json.dumps(r) for r in rows), "no query text in the evidence file"
 
-    env = {"TOOL_SELECTOR_CACHE_DIR": str(cache_dir), "TOOL_SELECTOR_CALIBRATION_FILE": str(out)}
+    env = {"TOOL_SELECTOR_CACHE_DIR": str(cache_dir), "TOOL_SELECTOR_CONFIDENCE__CALIBRATION_FILE": str(out)}
     for command in (["catalog", "import", str(fours / "k4-00"), "--approve"], ["index", "build"]):
         assert CliRunner().invoke(app, command, env=env).exit_code == 0
     resolved = CliRunner().invoke(app, ["resolve", "will it rain in Oslo tomorrow", "--explain"], env=env)

@@ -49,16 +49,16 @@ def test_train_ranker_measures_held_back_folds_writes_a_model_resolve_uses_and_a
     assert model.provenance["learner"]["folds"] == 2 and "--rounds 20" in model.provenance["command"]
     assert "the weather" not in out.read_text(), "no query text in the model file"
 
-    env["TOOL_SELECTOR_RANKER_FILE"] = str(out)
+    env["TOOL_SELECTOR_SEARCH__RANKER_FILE"] = str(out)
     for command in (["catalog", "import", str(DEMO), "--approve"], ["index", "build"]):
         assert CliRunner().invoke(app, command, env=env).exit_code == 0
-    env["TOOL_SELECTOR_RERANK"] = "true"  # the ranker is off by default (docs/measurements.md)
+    env["TOOL_SELECTOR_SEARCH__RERANK"] = "true"  # the ranker is off by default (docs/measurements.md)
     resolved = CliRunner().invoke(app, ["resolve", "what time is it in Tokyo", "--explain"], env=env)
     assert resolved.exit_code == 0, resolved.output
     assert json.loads(resolved.stdout)["resolution"]["tools"]
 
     (tmp_path / "bad.json").write_text("{not json")
-    env["TOOL_SELECTOR_RANKER_FILE"] = str(tmp_path / "bad.json")
+    env["TOOL_SELECTOR_SEARCH__RANKER_FILE"] = str(tmp_path / "bad.json")
     refused = CliRunner().invoke(app, ["resolve", "what time is it in Tokyo"], env=env)
     assert refused.exit_code != 0
     assert "ranker" in refused.output and "train-ranker" in refused.output

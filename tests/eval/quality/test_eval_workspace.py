@@ -16,7 +16,7 @@ from tool_selector.embedding.embedders import HashingEmbedder
 def test_a_damaged_workspace_index_is_built_anew(tmp_path: Path) -> None:
     folder = write_catalog(tmp_path / "dataset", {"weather": ["get_forecast"], "files": ["read_file"]})
     paths = DatasetPaths(servers=folder / "servers.json", tools=folder / "tools.json", queries=folder / "q")
-    settings = Settings(data_dir=tmp_path / "data", cache_dir=tmp_path / "cache", enricher="none")
+    settings = Settings(data_dir=tmp_path / "data", cache_dir=tmp_path / "cache", sync={"enricher": "none"})
     embedder = HashingEmbedder(dim=384)
     container, built = open_workspace(settings, paths, embedder=embedder)
     with container:

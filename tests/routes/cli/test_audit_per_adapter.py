@@ -103,8 +103,7 @@ def test_a_server_the_sync_registers_over_mcp_and_later_removes_leaves_one_audit
         data_dir=tmp_path / "data",
         cache_dir=session_cache_dir,
         servers_file=servers_file,
-        enricher="offline",
-        discovery_timeout_s=60,
+        sync={"enricher": "offline", "discovery_timeout_s": 60},
     )
     with Container(settings, embedder=embedder) as container:
         first = run_sync(container)

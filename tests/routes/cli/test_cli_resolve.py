@@ -162,10 +162,10 @@ def test_index_build_on_an_empty_catalog_names_the_import_command(tmp_path: Path
 
 @pytest.mark.parametrize("args", [["catalog", "list"], ["index", "build"], ["resolve", GITHUB_QUERY]])
 def test_an_alpha_out_of_range_is_a_clear_configuration_error(args: list[str]) -> None:
-    result = _invoke(args, {"TOOL_SELECTOR_ALPHA": "2"})
+    result = _invoke(args, {"TOOL_SELECTOR_SEARCH__ALPHA": "2"})
     assert result.exit_code == 7
     assert "error [configuration]" in result.stderr
-    assert "Invalid settings: alpha" in result.stderr
+    assert "Invalid settings: search.alpha (TOOL_SELECTOR_SEARCH__ALPHA)" in result.stderr
     assert "less than or equal to 1" in result.stderr
     assert "TOOL_SELECTOR_" in result.stderr
     assert "Traceback" not in result.output

@@ -78,7 +78,7 @@ class Notebook:
         servers = base / "servers.json"
         save_servers(servers, ServersFile(mcpServers={SERVER: ServerConfig(command="shifting-server")}))
         self.settings = Settings(
-            data_dir=base / "data", cache_dir=cache_dir, servers_file=servers, enricher="offline"
+            data_dir=base / "data", cache_dir=cache_dir, servers_file=servers, sync={"enricher": "offline"}
         )
         self.connector = InMemoryConnector({SERVER: lambda: shifting_server(self.tools_file)})
 

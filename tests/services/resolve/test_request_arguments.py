@@ -46,8 +46,8 @@ def _catalog(folder: Path) -> Path:
 
 
 def _ranked(tmp_path: Path, query: str, **settings: object) -> tuple[list[str], dict[str, float]]:
-    base = Settings(data_dir=tmp_path / "data", cache_dir=tmp_path / "cache", enricher="none")
-    with Container(base.model_copy(update=settings), embedder=HASHING) as container:
+    base = Settings(data_dir=tmp_path / "data", cache_dir=tmp_path / "cache", sync={"enricher": "none"})
+    with Container(base.changed("search", **settings), embedder=HASHING) as container:
         if not (tmp_path / "catalog").exists():
             import_catalog_dir(container, _catalog(tmp_path / "catalog"), approve=True, actor="test")
             build_index(container)
@@ -74,7 +74,7 @@ def test_a_tool_whose_parameters_take_the_url_gains_the_argument_weight(tmp_path
 def test_the_kinds_a_tool_takes_are_read_from_its_schema_not_its_parameter_names_alone(
     tmp_path: Path,
 ) -> None:
-    base = Settings(data_dir=tmp_path / "data", cache_dir=tmp_path / "cache", enricher="none")
+    base = Settings(data_dir=tmp_path / "data", cache_dir=tmp_path / "cache", sync={"enricher": "none"})
     with Container(base, embedder=HASHING) as container:
         import_catalog_dir(container, _catalog(tmp_path / "catalog"), approve=True, actor="test")
         build_index(container)
@@ -85,7 +85,7 @@ def test_the_kinds_a_tool_takes_are_read_from_its_schema_not_its_parameter_names
 
 
 def test_the_resolution_keeps_the_request_as_written(tmp_path: Path) -> None:
-    base = Settings(data_dir=tmp_path / "data", cache_dir=tmp_path / "cache", enricher="none")
+    base = Settings(data_dir=tmp_path / "data", cache_dir=tmp_path / "cache", sync={"enricher": "none"})
     with Container(base, embedder=HASHING) as container:
         import_catalog_dir(container, _catalog(tmp_path / "catalog"), approve=True, actor="test")
         build_index(container)
@@ -103,7 +103,7 @@ def test_on_the_25_server_demo_catalog_the_words_of_a_url_no_longer_pick_the_ser
     """Issue 29's demo: the 7 demo servers beside the 18 of examples/demo-catalog, the shipped model and
     settings. Before, Financial Modeling Prep, Shopify, Notion, Puppeteer and Basic Memory ranked above
     fetch, which was not in the top five: the words inside the URL drove the match."""
-    settings = Settings(data_dir=tmp_path / "data", cache_dir=cache_dir, enricher="offline")
+    settings = Settings(data_dir=tmp_path / "data", cache_dir=cache_dir, sync={"enricher": "offline"})
     with Container(settings) as container:
         for folder in (DATASETS / "gateway-demo", DEMO_CATALOG):
             import_catalog_dir(container, folder, approve=True, actor="test")

@@ -79,7 +79,7 @@ def test_configured_field_boosts_reach_the_weaviate_backend_which_builds_and_sea
         monkeypatch.setenv("TOOL_SELECTOR_WEAVIATE__URL", fake.url)
         monkeypatch.setenv("TOOL_SELECTOR_WEAVIATE__GRPC_URL", f"http://127.0.0.1:{fake.grpc_port}")
         monkeypatch.setenv("TOOL_SELECTOR_WEAVIATE__COLLECTION", "Wiring")
-        monkeypatch.setenv("TOOL_SELECTOR_FIELD_BOOSTS", json.dumps(boosts))
+        monkeypatch.setenv("TOOL_SELECTOR_SEARCH__FIELD_BOOSTS", json.dumps(boosts))
         with container_from_environment(tmp_path) as container:
             backend = container.backend
             assert isinstance(backend, WeaviateBackend)
@@ -101,10 +101,10 @@ def test_configured_field_boosts_reach_the_weaviate_backend_which_builds_and_sea
 def test_the_embedded_backend_and_the_resolver_are_built_from_the_settings(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setenv("TOOL_SELECTOR_ALPHA", "0.3")
-    monkeypatch.setenv("TOOL_SELECTOR_CANDIDATES", "40")
-    monkeypatch.setenv("TOOL_SELECTOR_FUSION", "ranked")
-    monkeypatch.setenv("TOOL_SELECTOR_FIELD_BOOSTS", json.dumps({"name": 2.0}))
+    monkeypatch.setenv("TOOL_SELECTOR_SEARCH__ALPHA", "0.3")
+    monkeypatch.setenv("TOOL_SELECTOR_SEARCH__CANDIDATES", "40")
+    monkeypatch.setenv("TOOL_SELECTOR_SEARCH__FUSION", "ranked")
+    monkeypatch.setenv("TOOL_SELECTOR_SEARCH__FIELD_BOOSTS", json.dumps({"name": 2.0}))
     with container_from_environment(tmp_path) as container:
         assert isinstance(container.backend, EmbeddedBackend)
         assert container.backend.directory == tmp_path / "data" / "index"

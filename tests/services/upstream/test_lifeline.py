@@ -30,7 +30,10 @@ def _configure(
     servers = tmp_path / "servers.json"
     configs = others | {"orphaning": server_script("orphaning_server.py", *args, timeout_s=120)}
     save_servers(servers, ServersFile(mcpServers=configs))
-    return os.environ | {"TOOL_SELECTOR_SERVERS_FILE": str(servers), "TOOL_SELECTOR_ENRICHER": "offline"}
+    return os.environ | {
+        "TOOL_SELECTOR_SERVERS_FILE": str(servers),
+        "TOOL_SELECTOR_SYNC__ENRICHER": "offline",
+    }
 
 
 def _kill_and_expect_gone(process: subprocess.Popen[bytes], pids: set[int]) -> None:
@@ -61,7 +64,7 @@ def test_a_gateway_killed_with_sigkill_takes_its_active_power_and_the_powers_chi
     sock, weather = tmp_path / "started.sock", server_script("flaky_server.py")
     first = tmp_path / "first.json"  # the weather station only: a catalog and an index for the gateway
     save_servers(first, ServersFile(mcpServers={"weather": weather}))
-    env = os.environ | {"TOOL_SELECTOR_SERVERS_FILE": str(first), "TOOL_SELECTOR_ENRICHER": "offline"}
+    env = os.environ | {"TOOL_SELECTOR_SERVERS_FILE": str(first), "TOOL_SELECTOR_SYNC__ENRICHER": "offline"}
     subprocess.run([str(CLI), "sync"], env=env, capture_output=True, check=True)
     env = _configure(tmp_path, server_script, str(sock), "--answer", weather=weather)
     session = [

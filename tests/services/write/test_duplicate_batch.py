@@ -60,7 +60,7 @@ def _open(tmp_path: Path, name: str) -> Container:
     settings = Settings(
         data_dir=tmp_path / name / "data",
         cache_dir=tmp_path / name / "cache",
-        enricher="offline",
+        sync={"enricher": "offline"},
         trust=TrustSettings(registered="tofu", imported="tofu"),
     )
     container = Container(settings, embedder=EMBEDDER)

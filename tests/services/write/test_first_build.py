@@ -34,7 +34,7 @@ FILES = ("meta.json", "docs.jsonl", "vectors.npy", "servers.jsonl", "server_vect
 
 
 def _container(root: Path) -> Container:
-    settings = Settings(data_dir=root / "data", cache_dir=root / "cache", enricher="offline")
+    settings = Settings(data_dir=root / "data", cache_dir=root / "cache", sync={"enricher": "offline"})
     container = Container(settings, embedder=EMBEDDER)
     import_catalog_dir(container, write_catalog(root / "catalog", TOOLS), approve=True, actor="test")
     legacy = ServerSpec.model_construct(name=LEGACY, description="mail service", metadata={})

@@ -23,7 +23,7 @@ def _model(name: str) -> HashingEmbedder:
 
 
 def test_the_refresh_makes_an_index_of_another_model_anew(tmp_path: Path) -> None:
-    settings = Settings(data_dir=tmp_path / "data", cache_dir=tmp_path / "cache", enricher="none")
+    settings = Settings(data_dir=tmp_path / "data", cache_dir=tmp_path / "cache", sync={"enricher": "none"})
     catalog = write_catalog(tmp_path / "catalog", {"time": ["get_current_time"], "git": ["git_diff"]})
     with Container(settings, embedder=_model("old-model")) as container:
         import_catalog_dir(container, catalog, approve=True, actor="test")

@@ -52,7 +52,9 @@ FETCH_REQUEST = "fetch the page https://example.com and give me its text"
 def _settings(tmp: Path, cache_dir: Path, servers: dict[str, ServerConfig]) -> Settings:
     path = tmp / "servers.json"
     save_servers(path, ServersFile(mcpServers=servers))
-    return Settings(data_dir=tmp / "data", cache_dir=cache_dir, servers_file=path, enricher="offline")
+    return Settings(
+        data_dir=tmp / "data", cache_dir=cache_dir, servers_file=path, sync={"enricher": "offline"}
+    )
 
 
 def _fetch_tool() -> dict[str, Any]:

@@ -55,8 +55,7 @@ def demo_settings(tmp_path: Path, session_cache_dir: Path) -> Settings:
         data_dir=tmp_path / "data",
         cache_dir=session_cache_dir,
         servers_file=tmp_path / "servers.json",
-        enricher="offline",
-        discovery_timeout_s=60,
+        sync={"enricher": "offline", "discovery_timeout_s": 60},
     )
 
 
@@ -160,7 +159,7 @@ def test_two_syncs_never_overlap(settings: Settings) -> None:
 def test_the_cli_prints_a_json_summary_and_exits_non_zero_only_on_failure(tmp_path: Path) -> None:
     servers = tmp_path / "servers.json"
     save_servers(servers, load_servers(tmp_path / "none.json"))
-    env = {"TOOL_SELECTOR_SERVERS_FILE": str(servers), "TOOL_SELECTOR_ENRICHER": "offline"}
+    env = {"TOOL_SELECTOR_SERVERS_FILE": str(servers), "TOOL_SELECTOR_SYNC__ENRICHER": "offline"}
     result = CliRunner().invoke(app, ["sync"], env=env)
     assert result.exit_code == 0, result.output
     summary = json.loads(result.output)
@@ -180,7 +179,7 @@ def test_a_sync_killed_at_any_moment_is_finished_by_the_next_run(tmp_path: Path,
         **os.environ,
         "TOOL_SELECTOR_DATA_DIR": str(tmp_path / "data"),
         "TOOL_SELECTOR_CACHE_DIR": str(real_model),
-        "TOOL_SELECTOR_ENRICHER": "offline",
+        "TOOL_SELECTOR_SYNC__ENRICHER": "offline",
     }
     cli = [sys.executable, "-c", "from routes.cli import main; main()"]
     subprocess.run(

@@ -67,7 +67,10 @@ def notebook(tmp_path: Path, session_cache_dir: Path, server_script: ServerScrip
     config = server_script("shifting_server.py", str(tools))
     save_servers(servers, ServersFile(mcpServers={SERVER: config}))
     return Settings(
-        data_dir=tmp_path / "data", cache_dir=session_cache_dir, servers_file=servers, enricher="offline"
+        data_dir=tmp_path / "data",
+        cache_dir=session_cache_dir,
+        servers_file=servers,
+        sync={"enricher": "offline"},
     )
 
 

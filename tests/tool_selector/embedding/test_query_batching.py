@@ -138,7 +138,9 @@ def test_the_container_batches_queries_unless_the_window_is_zero(tmp_path: Path)
     with Container(Settings(data_dir=tmp_path / "a", cache_dir=tmp_path / "cache")) as container:
         assert isinstance(container.embedder, QueryBatcher)
         assert container.embedder.model_id == relevance_model_id()  # the default, not loaded yet
-    settings = Settings(data_dir=tmp_path / "b", cache_dir=tmp_path / "cache", query_batch_window_ms=0)
+    settings = Settings(
+        data_dir=tmp_path / "b", cache_dir=tmp_path / "cache", embedding={"query_batch_window_ms": 0}
+    )
     with Container(settings) as container:
         assert isinstance(container.embedder, LazyEmbedder)
 

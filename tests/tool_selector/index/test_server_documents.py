@@ -100,8 +100,8 @@ def container(tmp_path: Path, session_cache_dir: Path, recording: Recording) -> 
 
 def search(container: Container, text: str, **kwargs: Any) -> list[str]:
     s = container.settings
-    kwargs.setdefault("alpha", s.alpha)
-    kwargs.setdefault("field_boosts", s.server_field_boosts)
+    kwargs.setdefault("alpha", s.search.alpha)
+    kwargs.setdefault("field_boosts", s.search.server_field_boosts)
     query = SearchQuery(text=text, vector=container.embedder.embed_query(text), target="servers", **kwargs)
     return [h.id for h in container.backend.hybrid_search(query)]
 
@@ -191,7 +191,7 @@ def test_a_server_document_is_found_by_words_only_its_description_carries(contai
     assert search(container, "bookkeeping for my shop")[0] == "Ledger"
     assert search(container, "rain radar imagery")[0] == "Sky Watch"
     tool_query = SearchQuery(
-        text="bookkeeping", alpha=0.0, field_boosts=container.settings.field_boosts, target="tools"
+        text="bookkeeping", alpha=0.0, field_boosts=container.settings.search.field_boosts, target="tools"
     )
     assert container.backend.hybrid_search(tool_query) == []  # tools do not search the server's words
 
@@ -295,9 +295,9 @@ def test_an_index_marked_current_before_server_documents_existed_gets_them_at_th
 def test_server_field_boosts_are_read_from_the_environment_and_a_negative_one_is_refused(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("TOOL_SELECTOR_SERVER_FIELD_BOOSTS", json.dumps({"tool_names": 2.0}))
-    assert load_settings().server_field_boosts == {"tool_names": 2.0}
-    monkeypatch.setenv("TOOL_SELECTOR_SERVER_FIELD_BOOSTS", json.dumps({"tool_names": -1.0}))
+    monkeypatch.setenv("TOOL_SELECTOR_SEARCH__SERVER_FIELD_BOOSTS", json.dumps({"tool_names": 2.0}))
+    assert load_settings().search.server_field_boosts == {"tool_names": 2.0}
+    monkeypatch.setenv("TOOL_SELECTOR_SEARCH__SERVER_FIELD_BOOSTS", json.dumps({"tool_names": -1.0}))
     with pytest.raises(ConfigurationError) as info:
         load_settings()
     assert "server_field_boosts must be >= 0" in info.value.message

@@ -273,7 +273,7 @@ def test_an_off_topic_query_is_routed_below_an_on_topic_one(demo_container: Cont
     assert on_topic.status == "activated"
     assert off_topic.status in ("weak_matches", "not_found")
     assert off_resolution.confidence < on_resolution.confidence
-    assert off_resolution.top3_confidence < demo_container.settings.thresholds.multiple_matches
+    assert off_resolution.top3_confidence < demo_container.settings.confidence.thresholds.multiple_matches
     assert set(on_resolution.features) == set(FEATURES)
 
 
@@ -282,7 +282,7 @@ def test_a_calibration_file_over_max_file_bytes_is_refused_naming_the_limit(tmp_
 
     big = tmp_path / "calibration.json"
     big.write_text(json.dumps({"format": "padding", "pad": "x" * 8192}))
-    settings = Settings(data_dir=tmp_path / "data", calibration_file=big, max_file_bytes=4096)
+    settings = Settings(data_dir=tmp_path / "data", confidence={"calibration_file": big}, max_file_bytes=4096)
     with Container(settings) as container, pytest.raises(CalibrationError) as caught:
         _ = container.calibration
     assert f"The confidence calibration {big} is 8.0 KiB" in caught.value.message

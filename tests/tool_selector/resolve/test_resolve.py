@@ -50,8 +50,8 @@ def test_the_resolver_refuses_unusable_queries_and_says_what_to_do(
         counting,
         demo_container.calibration,
         alpha=0.75,
-        field_boosts=demo_container.settings.field_boosts,
-        max_query_chars=demo_container.settings.max_query_chars,
+        field_boosts=demo_container.settings.search.field_boosts,
+        max_query_chars=demo_container.settings.search.max_query_chars,
         capability=capability_judge(),
     )
     terms = IndexSnapshot(demo_container).terms

@@ -47,10 +47,8 @@ def service(tmp_path: Path) -> Iterator[ReadPath]:
     settings = Settings(
         data_dir=tmp_path / "data",
         cache_dir=tmp_path / "cache",
-        enricher="none",
-        rerank=False,
-        arguments=True,
-        argument_weight=0.25,
+        sync={"enricher": "none"},
+        search={"rerank": False, "arguments": True, "argument_weight": 0.25},
     )
     with Container(settings, embedder=HASHING) as container:
         import_catalog_dir(container, folder, approve=True, actor="test")
@@ -101,7 +99,7 @@ def test_a_blank_request_is_no_request_and_a_huge_one_is_refused_with_what_to_do
 ) -> None:
     alone = _resolve(service, QUERY)
     assert _scores(_resolve(service, QUERY, "   ")) == _scores(alone)
-    limit = service.container.settings.max_query_chars
+    limit = service.container.settings.search.max_query_chars
     with pytest.raises(InvalidInputError) as info:
         _resolve(service, QUERY, "x" * (limit + 1))
     assert "The request is" in str(info.value)

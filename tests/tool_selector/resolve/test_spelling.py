@@ -51,7 +51,9 @@ def test_english_words_the_catalogs_words_short_words_acronyms_and_unknown_names
 def test_a_time_request_typed_with_typos_activates_time_only_with_spelling_on(
     tmp_path: Path, embedder: MiniLMEmbedder, spelling: bool
 ) -> None:
-    settings = Settings(data_dir=tmp_path / "unused", cache_dir=tmp_path / "cache", spelling=spelling)
+    settings = Settings(
+        data_dir=tmp_path / "unused", cache_dir=tmp_path / "cache", search={"spelling": spelling}
+    )
     data = make_template(tmp_path, settings, embedder)
     with Container(settings.model_copy(update={"data_dir": data}), embedder=embedder) as container:
         decided = ReadPath.fixed(container).decide("waht tiem is it in Tokio")

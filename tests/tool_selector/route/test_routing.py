@@ -78,7 +78,9 @@ def test_each_tier_starts_at_its_line_on_its_probability(top: float, top3: float
 
 
 def test_the_default_lines_are_the_stated_meanings() -> None:
-    assert Settings().thresholds == TierThresholds(activated=0.85, multiple_matches=0.7, weak_matches=0.2)
+    assert Settings().confidence.thresholds == TierThresholds(
+        activated=0.85, multiple_matches=0.7, weak_matches=0.2
+    )
 
 
 @pytest.mark.parametrize(
@@ -113,8 +115,8 @@ def test_thresholds_out_of_order_are_refused(values: dict[str, float]) -> None:
 
 
 def test_thresholds_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TOOL_SELECTOR_THRESHOLDS__ACTIVATED", "0.9")
-    assert Settings().thresholds.activated == 0.9
+    monkeypatch.setenv("TOOL_SELECTOR_CONFIDENCE__THRESHOLDS__ACTIVATED", "0.9")
+    assert Settings().confidence.thresholds.activated == 0.9
 
 
 # --------------------------------------------------------------------------- shapes

@@ -47,7 +47,7 @@ from weaviate.exceptions import (
 )
 from weaviate.util import generate_uuid5
 
-from tool_selector.config.settings import DEFAULT_FIELD_BOOSTS, DEFAULT_SERVER_FIELD_BOOSTS
+from tool_selector.config.search import DEFAULT_FIELD_BOOSTS, DEFAULT_SERVER_FIELD_BOOSTS
 from tool_selector.config.weaviate import WeaviateSettings
 from tool_selector.core.errors import InvalidInputError, StoreError
 from tool_selector.core.models import SearchHit, ToolDocument

@@ -13,7 +13,7 @@ import pytest
 from services.gateway.memory.recording import ChoiceMemory
 from services.root.container import Container
 from tool_selector.catalog import memory as rows
-from tool_selector.config.groups import MemorySettings
+from tool_selector.config.memory import MemorySettings
 from tool_selector.config.settings import Settings
 from tool_selector.core.models import Decision, PowerCandidate, PowerSummary, Resolution, ToolSummary
 from tool_selector.embedding.embedders import HashingEmbedder

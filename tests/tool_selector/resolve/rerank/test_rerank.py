@@ -161,7 +161,7 @@ def test_the_resolver_reorders_only_the_first_candidates_with_the_ranker(demo_co
     query = "what will the weather be like tomorrow in Oslo"
     kwargs = {
         "alpha": 0.5,
-        "field_boosts": demo_container.settings.field_boosts,
+        "field_boosts": demo_container.settings.search.field_boosts,
         "capability": capability_judge(),
     }
     parts = (demo_container.backend, demo_container.embedder, demo_container.calibration)
