@@ -31,6 +31,9 @@ sys.dont_write_bytecode = False
 # A developer's own TOOL_SELECTOR_* variables must not leak into the tests.
 for _name in [n for n in os.environ if n.startswith("TOOL_SELECTOR_")]:
     del os.environ[_name]
+# The scanner's learned check is off but where a test turns it on (see _isolated_environment): here for
+# the session-wide fixtures, made before any test's environment.
+os.environ["TOOL_SELECTOR_TRUST__INTENT"] = "false"
 
 import functools  # noqa: E402
 import logging  # noqa: E402
@@ -156,6 +159,10 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, sessi
     monkeypatch.setenv("TOOL_SELECTOR_DATA_DIR", str(tmp_path / "env-data"))
     monkeypatch.setenv("TOOL_SELECTOR_CACHE_DIR", str(session_cache_dir))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    # The scanner's learned check reads every new definition through the real relevance model; the
+    # tests of it (tests/tool_selector/trust/test_intent_check.py) turn
+    # it on, the others keep the rules' verdicts they were written against and the fast loop's speed.
+    monkeypatch.setenv("TOOL_SELECTOR_TRUST__INTENT", "false")
 
 
 @pytest.fixture(autouse=True)
@@ -298,7 +305,7 @@ def api_trusting(
     settings = Settings(
         data_dir=tmp_path / "unused",
         cache_dir=session_cache_dir,
-        trust=TrustSettings(registered="tofu", imported="tofu"),
+        trust=TrustSettings(registered="tofu", imported="tofu", intent=False),
     )
     with running_api(api_template, tmp_path / "api", settings, embedder) as running:
         yield running

@@ -22,6 +22,7 @@ from typing import Any
 
 from services.write.scanning import ScanReport, read_jsonl_tools, scan_path
 from tool_selector.core.files import DEFAULT_MAX_FILE_BYTES, read_text_limited
+from tool_selector.trust.intent import IntentCheck
 from tool_selector.trust.scanner import ScanContext, scan_tool
 
 MUST_QUARANTINE = ("hidden-instruction", "invisible-unicode")
@@ -91,9 +92,11 @@ def _figures(verdicts: list[tuple[str, str, str]], alone: dict[str, str], ids: l
     }
 
 
-def bench_corpus(corpus: Path, *, limit_bytes: int = DEFAULT_MAX_FILE_BYTES) -> dict[str, Any]:
+def bench_corpus(
+    corpus: Path, *, limit_bytes: int = DEFAULT_MAX_FILE_BYTES, intent: IntentCheck | None = None
+) -> dict[str, Any]:
     labels = _labels(corpus, limit_bytes)
-    report = scan_path(corpus, limit_bytes=limit_bytes)
+    report = scan_path(corpus, limit_bytes=limit_bytes, intent=intent)
     alone = _tool_rules_only(corpus, limit_bytes)
     rows: list[tuple[str, str, str]] = []
     for item in report.items:
@@ -114,13 +117,17 @@ def bench_corpus(corpus: Path, *, limit_bytes: int = DEFAULT_MAX_FILE_BYTES) -> 
     return figures
 
 
-def bench_catalog(folder: Path, *, limit_bytes: int = DEFAULT_MAX_FILE_BYTES) -> dict[str, Any]:
+def bench_catalog(
+    folder: Path, *, limit_bytes: int = DEFAULT_MAX_FILE_BYTES, intent: IntentCheck | None = None
+) -> dict[str, Any]:
     times: list[float] = []
     cpu: list[float] = []
     report: ScanReport | None = None
     for _ in range(ROUNDS):
+        if intent is not None:
+            intent.forget()  # each round reads every definition through the model again
         started, started_cpu = time.perf_counter(), time.process_time()
-        report = scan_path(folder, limit_bytes=limit_bytes)
+        report = scan_path(folder, limit_bytes=limit_bytes, intent=intent)
         times.append(time.perf_counter() - started)
         cpu.append(time.process_time() - started_cpu)
     assert report is not None
@@ -144,10 +151,16 @@ def bench_catalog(folder: Path, *, limit_bytes: int = DEFAULT_MAX_FILE_BYTES) ->
 
 
 def bench_scan(
-    corpus: Path, catalogs: list[Path], *, limit_bytes: int = DEFAULT_MAX_FILE_BYTES
+    corpus: Path,
+    catalogs: list[Path],
+    *,
+    limit_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    intent: IntentCheck | None = None,
 ) -> dict[str, Any]:
-    """The corpus figures and one block of figures per catalog folder."""
+    """The corpus figures and one block of figures per catalog folder (``intent``: with the learned
+    check, as ``scan`` runs by default; None: the rules alone)."""
     return {
-        "corpus": bench_corpus(corpus, limit_bytes=limit_bytes),
-        "catalogs": [bench_catalog(folder, limit_bytes=limit_bytes) for folder in catalogs],
+        "learned_check": intent is not None,
+        "corpus": bench_corpus(corpus, limit_bytes=limit_bytes, intent=intent),
+        "catalogs": [bench_catalog(folder, limit_bytes=limit_bytes, intent=intent) for folder in catalogs],
     }

@@ -139,6 +139,12 @@ def bench_scan_command(
             help="Also cross-validate a learned classifier (embeddings + logistic regression) against rules",
         ),
     ] = False,
+    rules_only: Annotated[
+        bool,
+        typer.Option(
+            "--rules-only", help="The rules alone, without the learned check (as scan --rules-only)"
+        ),
+    ] = False,
 ) -> None:
     """The scanner's figures: detection per attack category on the corpus, false positives on the
     corpus's benign items and on real catalogs, and seconds to scan each catalog. Defaults: the
@@ -150,7 +156,12 @@ def bench_scan_command(
     folders = catalog or [_SHARED / "msc_bench_dev", _SHARED / "livemcpbench"]
     with mapped_errors():
         settings = cli_settings()
-        figures = bench_scan(corpus, folders, limit_bytes=settings.max_file_bytes)
+        intent = None
+        if not rules_only:
+            from tool_selector.embedding.intent import intent_check
+
+            intent = intent_check(threads=settings.embedding.threads)
+        figures = bench_scan(corpus, folders, limit_bytes=settings.max_file_bytes, intent=intent)
         if classifier:
             from eval.bench.scan_classifier import classifier_experiment
 

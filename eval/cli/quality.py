@@ -412,6 +412,63 @@ SHADOW_CATALOGS = [
 ]
 
 
+@lab.command("train-intent")
+def train_intent_command(
+    catalogs: Annotated[
+        list[str] | None,
+        typer.Argument(help="NAME=PATH: real catalog folders whose tools are negatives (default: the six)"),
+    ] = None,
+    out: Annotated[Path, typer.Option(help="Where to write the head")] = Path(
+        "tool_selector/calibration/intent-v1.json"
+    ),
+    careful: Annotated[Path, typer.Option(help="The team's attacks and hard negatives")] = Path(
+        "eval/datasets/careful-attacks"
+    ),
+    poison: Annotated[Path, typer.Option(help="A labelled corpus judged at the end, never fitted on")] = Path(
+        "../shared/benchmarks/poison/corpus.jsonl"
+    ),
+    judge: Annotated[
+        bool,
+        typer.Option(
+            "--judge-only",
+            help="Fit nothing: judge the head at --out on the set's holdout (holdout.jsonl) and the corpus",
+        ),
+    ] = False,
+) -> None:
+    """Fit the scanner's learned check (what a definition asks the model to do) and judge it leave one
+    kind out; prints per kind the share caught by the check, the rules and either, and the share of hard
+    negatives and of each catalog's tools held."""
+    from eval.fitting.train_intent import judge_only, train_intent
+    from tool_selector.trust.intent import load_intent_model
+
+    if judge:
+        with mapped_errors():
+            cache = cli_settings().cache_dir / "train-intent" / "states.npz"
+            echo_json(
+                judge_only(
+                    load_intent_model(out), careful, poison, cache, lambda text: typer.echo(text, err=True)
+                )
+            )
+        return
+
+    pairs = {}
+    for given in catalogs or SHADOW_CATALOGS:
+        name, sep, path = given.partition("=")
+        if not sep:
+            raise typer.BadParameter(f"{given!r} is not NAME=PATH.")
+        pairs[name] = Path(path)
+    with mapped_errors():
+        found = train_intent(
+            out,
+            careful=careful,
+            catalogs=pairs,
+            poison=poison,
+            cache=cli_settings().cache_dir / "train-intent" / "states.npz",
+            say=lambda text: typer.echo(text, err=True),
+        )
+    echo_json(found)
+
+
 @lab.command("shadow-fit")
 def shadow_fit_command(
     catalogs: Annotated[

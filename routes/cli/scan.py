@@ -27,8 +27,17 @@ def scan(
     as_json: Annotated[
         bool, typer.Option("--json", help='One JSON line per item: {"id", "verdict", "reasons"}')
     ] = False,
+    rules_only: Annotated[
+        bool,
+        typer.Option(
+            "--rules-only",
+            help="Read with the rules alone, without the learned check of what each text asks the model "
+            "to do (faster; what `trust.intent` false does at sync)",
+        ),
+    ] = False,
 ) -> None:
-    """Scan tool definitions for poisoning: hidden characters, orders to the model, secrets, shadowing.
+    """Scan tool definitions for poisoning: hidden characters, orders to the model, secrets, shadowing,
+    and, with the learned check, what each text asks the model to do.
 
     Reads a catalog folder (its servers' descriptions too; ids are `server::tool`, or the server's
     name) or a JSON-lines file with one tool a line (`{"id", "server", "tool_name", "description",
@@ -39,7 +48,13 @@ def scan(
     from services.write.scanning import scan_path
 
     with mapped_errors():
-        report = scan_path(path, limit_bytes=cli_settings().max_file_bytes)
+        settings = cli_settings()
+        intent = None
+        if not rules_only and settings.trust.intent:
+            from tool_selector.embedding.intent import intent_check
+
+            intent = intent_check(threads=settings.embedding.threads)
+        report = scan_path(path, limit_bytes=settings.max_file_bytes, intent=intent)
     for item in report.items:
         if as_json:
             typer.echo(json.dumps({"id": item.id, "verdict": item.verdict, "reasons": item.reasons}))

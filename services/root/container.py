@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from tool_selector.resolve.resolver import Resolver
     from tool_selector.route.memory import MemoryModel
     from tool_selector.search.backend import SearchBackend
+    from tool_selector.trust.intent import LazyIntentCheck
     from tool_selector.trust.likeness import Embeds, ShadowModel
 
 logger = logging.getLogger(__name__)
@@ -126,7 +127,19 @@ class Container:
 
         reads = self.shadow_embedder
         shadows = None if reads is None else ShadowCheck(reads, self.store, self.shadow_model)
-        return CatalogWriter(self.store, shadows=shadows)
+        return CatalogWriter(self.store, shadows=shadows, intent=self.intent)
+
+    @cached_property
+    def intent(self) -> LazyIntentCheck | None:
+        """The scanner's learned check (what a definition asks the model to do), loaded at its first
+        reading; None when ``trust.intent`` is off."""
+        from tool_selector.embedding.intent import intent_check
+        from tool_selector.trust.intent import LazyIntentCheck
+
+        if not self.settings.trust.intent:
+            return None
+        threads = self.settings.embedding.threads
+        return LazyIntentCheck(lambda: intent_check(threads=threads))
 
     @cached_property
     def memory_model(self) -> MemoryModel | None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -24,6 +24,9 @@ from tool_selector.core.files import DEFAULT_MAX_FILE_BYTES, read_bytes_limited
 from tool_selector.core.names import tool_id
 from tool_selector.trust.batch import Definition, scan_catalog
 from tool_selector.trust.scanner import Verdict
+
+if TYPE_CHECKING:
+    from tool_selector.trust.intent import ReadsIntent
 
 JSONL_HINT = (
     "Give a catalog folder (servers.json + tools.json) or a JSON-lines file with one tool a line: "
@@ -130,8 +133,11 @@ def _catalog(folder: Path, limit_bytes: int) -> tuple[dict[str, str], list[Defin
     return {s.name: s.description for s in servers}, definitions
 
 
-def scan_path(path: Path, *, limit_bytes: int = DEFAULT_MAX_FILE_BYTES) -> ScanReport:
-    """Scan the catalog folder or JSON-lines file at ``path``; see the module docstring."""
+def scan_path(
+    path: Path, *, limit_bytes: int = DEFAULT_MAX_FILE_BYTES, intent: ReadsIntent | None = None
+) -> ScanReport:
+    """Scan the catalog folder or JSON-lines file at ``path``; see the module docstring. ``intent``: the
+    learned check beside the rules (None: the rules alone)."""
     if not path.exists():
         raise CatalogFileError(f"{path} does not exist.", hint=JSONL_HINT, path=str(path))
     if path.is_dir():
@@ -145,7 +151,7 @@ def scan_path(path: Path, *, limit_bytes: int = DEFAULT_MAX_FILE_BYTES) -> ScanR
         )
     else:
         servers, tools, form = {}, read_jsonl_tools(path, limit_bytes=limit_bytes), "jsonl"
-    scanned = scan_catalog(servers, tools)
+    scanned = scan_catalog(servers, tools, intent=intent)
     items = [
         ScannedItem(id=name, kind="server", verdict=r.verdict, reasons=r.reasons)
         for name, r in scanned.servers.items()

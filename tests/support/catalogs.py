@@ -29,5 +29,5 @@ def tofu_settings(tmp_path: Path) -> Settings:
         data_dir=tmp_path / "data",
         cache_dir=tmp_path / "cache",
         sync={"enricher": "offline"},
-        trust=TrustSettings(registered="tofu"),
+        trust=TrustSettings(registered="tofu", intent=False),
     )

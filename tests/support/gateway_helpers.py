@@ -59,6 +59,8 @@ class GatewaySetup:
             "TOOL_SELECTOR_CACHE_DIR": str(self.cache_dir),
             "TOOL_SELECTOR_SERVERS_FILE": str(self.servers_file),
             "TOOL_SELECTOR_GATEWAY__CALL_TIMEOUT_S": "3",
+            # the test servers' terse tools are read by the rules alone, as in every other test (conftest)
+            "TOOL_SELECTOR_TRUST__INTENT": "false",
             MARK: self.mark,
         }
         return base | {f"TOOL_SELECTOR_{grouped_name(k).upper()}": v for k, v in overrides.items()}
@@ -66,7 +68,7 @@ class GatewaySetup:
     def settings(self, **overrides: Any) -> Settings:
         """Settings of this set-up; ``gateway_max_active=1`` sets ``gateway.max_active`` (a group's field
         named with its group's prefix, as tests write them)."""
-        nested: dict[str, Any] = {"gateway": {"call_timeout_s": 3}}
+        nested: dict[str, Any] = {"gateway": {"call_timeout_s": 3}, "trust": {"intent": False}}
         for key, value in overrides.items():
             group, _, field = grouped_name(key).partition("__")
             if field:

@@ -25,6 +25,7 @@ from tool_selector.core.json_limits import may_be_too_deep, shown_definition, wi
 from tool_selector.core.models import ToolSpec
 from tool_selector.trust.definition import changed_fields, entry_id, same_but_name
 from tool_selector.trust.findings import Finding
+from tool_selector.trust.intent import ReadsIntent, tool_pieces
 from tool_selector.trust.likeness import Known, ShadowCheck, server_key
 from tool_selector.trust.models import EntryState, FoundBy, Pin, QuarantineEntry, TrustMode, VetSummary
 from tool_selector.trust.scanner import ScanContext, ScanResult, tool_findings, verdict_of
@@ -261,10 +262,11 @@ class Gate:
         context: ScanContext,
         shadows: ShadowCheck | None = None,
         known: Sequence[Known] = (),
+        intent: ReadsIntent | None = None,
     ) -> None:
         self.db, self.mode, self.actor, self.found_by, self.at = db, mode, actor, found_by, at
         self.context = context
-        self.shadows, self.known = shadows, known
+        self.shadows, self.known, self.intent = shadows, known, intent
         self.summary = VetSummary()
 
     def vet(self, server: str, tools: Sequence[ToolSpec], *, complete: bool) -> set[str]:
@@ -332,6 +334,9 @@ class Gate:
         if self.shadows is not None and self.known:
             for name, finding in self.shadows.judge(server, tools, self.known, own_key=own).items():
                 findings[name].append(finding)
+        if self.intent is not None:
+            for t in tools:
+                findings[t.name] += self.intent.findings(tool_pieces(t))
         verdicts = {name: verdict_of(found) for name, found in findings.items()}
         culprits = [name for name, verdict in verdicts.items() if verdict.held]
         for name, verdict in list(verdicts.items()):

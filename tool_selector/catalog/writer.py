@@ -52,6 +52,7 @@ from tool_selector.core.errors import ConflictError, InvalidInputError, NotFound
 from tool_selector.core.hashing import server_hash, sha256_of
 from tool_selector.core.json_limits import MAX_JSON_DEPTH, withheld_fields
 from tool_selector.core.models import CreationMethod, ServerRecord, ServerSpec, ToolRecord, ToolSpec
+from tool_selector.trust.intent import ReadsIntent, tool_pieces
 from tool_selector.trust.likeness import Known, ShadowCheck, server_key
 from tool_selector.trust.models import EntryState, FoundBy, QuarantineEntry, TrustMode, VetSummary
 
@@ -116,9 +117,12 @@ class CatalogWriter:
     gives it, with the model and the catalog's vector cache); it approves and rejects held definitions,
     and vets what a server serves live at activation."""
 
-    def __init__(self, store: CatalogStore, *, shadows: ShadowCheck | None = None) -> None:
+    def __init__(
+        self, store: CatalogStore, *, shadows: ShadowCheck | None = None, intent: ReadsIntent | None = None
+    ) -> None:
         self._store = store
         self._shadows = shadows
+        self._intent = intent
 
     @contextmanager
     def batch(self) -> Iterator[None]:
@@ -222,6 +226,7 @@ class CatalogWriter:
                     at=at,
                     context=context,
                     shadows=self._shadows,
+                    intent=self._intent,
                     known=known,
                 )
                 gate.vet(server.name, by_server[server.name], complete=True)
@@ -345,6 +350,7 @@ class CatalogWriter:
                 at=at,
                 context=scan_context(db),
                 shadows=self._shadows,
+                intent=self._intent,
                 known=self._known(db),
             )
             gate.vet(spec.server, [spec], complete=False)
@@ -395,6 +401,7 @@ class CatalogWriter:
                 at=at,
                 context=scan_context(db),
                 shadows=self._shadows,
+                intent=self._intent,
                 known=self._known(db),
             )
             gate.vet(spec.server, [spec], complete=False)
@@ -436,6 +443,7 @@ class CatalogWriter:
                 at=at,
                 context=scan_context(db, tools),
                 shadows=self._shadows,
+                intent=self._intent,
                 known=self._known(db),
             )
             held = gate.vet(server, tools, complete=True)
@@ -554,9 +562,13 @@ class CatalogWriter:
         """Embed, before a write's transaction, what its shadowing check will read (the tools that differ
         from their pins, and the configured tools), so that the transaction never waits on the model.
         What changes meanwhile is read again inside it; this only fills the vector cache."""
+        db = self._store.database.connection
+        if self._intent is not None:  # its readings are kept: the gate inside the transaction reuses them
+            self._intent.read_all(
+                [tool_pieces(t) for tools in by_server.values() for t in unpinned(db, tools)]
+            )
         if self._shadows is None:
             return
-        db = self._store.database.connection
         known = known_tools(db)
         if not known:
             return

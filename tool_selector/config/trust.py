@@ -26,3 +26,9 @@ class TrustSettings(BaseModel):
         description="catalog imports (`catalog import` without --approve, REST import jobs) and server "
         "entries added by `servers import`",
     )
+    intent: bool = Field(
+        default=True,
+        description="read what each tool definition asks the model to do with the learned check beside the "
+        "rules (tool_selector/trust/intent.py: it flags, or holds when sure): at sync, registration, import, "
+        "activation and `scan`",
+    )

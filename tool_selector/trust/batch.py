@@ -11,11 +11,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tool_selector.trust.findings import Finding
-from tool_selector.trust.scanner import ScanContext, ScanResult, scan_text, tool_findings, verdict_of
+from tool_selector.trust.scanner import ScanContext, ScanResult, read_text_findings, tool_findings, verdict_of
+
+if TYPE_CHECKING:
+    from tool_selector.trust.intent import ReadsIntent
 
 
 @dataclass(frozen=True)
@@ -39,22 +43,43 @@ class CatalogScan:
     tools: list[ScanResult]
 
 
-def scan_catalog(servers: Mapping[str, str], tools: Sequence[Definition]) -> CatalogScan:
-    """Scan ``servers`` (name -> description) and ``tools`` with the catalog's names as context."""
+def scan_catalog(
+    servers: Mapping[str, str], tools: Sequence[Definition], *, intent: ReadsIntent | None = None
+) -> CatalogScan:
+    """Scan ``servers`` (name -> description) and ``tools`` with the catalog's names as context; with
+    ``intent``, each tool also through the learned check of what it asks the model to do (a server's own
+    text is read by the rules alone: the check was fitted on tool definitions)."""
+    from tool_selector.trust.intent import reading_pieces
+
     context = ScanContext.from_tools((t.server, t.name) for t in tools if t.server and t.name)
-    server_results = {name: scan_text(text, field="server description") for name, text in servers.items()}
-    findings = [
-        tool_findings(
-            t.server,
-            t.name,
-            t.description,
-            t.input_schema,
-            t.output_schema,
-            t.annotations,
-            context=context,
-        )
-        for t in tools
+    server_findings = {
+        name: read_text_findings(text, field="server description") for name, text in servers.items()
+    }
+    tool_readings = [
+        reading_pieces(t.name, t.description, t.input_schema, annotations=t.annotations)
+        for t in (tools if intent is not None else ())
     ]
+    with ThreadPoolExecutor(1, thread_name_prefix="intent-all") as reader:
+        # the model reads (its sessions free the interpreter) while the rules read below
+        read = None if intent is None else reader.submit(intent.read_all, tool_readings)
+        findings = [
+            tool_findings(
+                t.server,
+                t.name,
+                t.description,
+                t.input_schema,
+                t.output_schema,
+                t.annotations,
+                context=context,
+            )
+            for t in tools
+        ]
+        if read is not None:
+            read.result()
+    if intent is not None:
+        for index, pieces in enumerate(tool_readings):
+            findings[index] = findings[index] + intent.findings(pieces)
+    server_results = {name: verdict_of(found) for name, found in server_findings.items()}
     verdicts = [verdict_of(f) for f in findings]
     culprits: dict[str, list[str]] = defaultdict(list)
     for name, result in server_results.items():

@@ -71,7 +71,16 @@ from tool_selector.trust.schema_fields import check_annotations, check_schema_fi
 from tool_selector.trust.shadowing import ScanContext, check_shadowing
 from tool_selector.trust.steering import check_preference_paraphrase, check_standing_orders
 
-__all__ = ["ScanContext", "ScanResult", "Verdict", "scan_text", "scan_tool", "server_findings", "verdict_of"]
+__all__ = [
+    "ScanContext",
+    "ScanResult",
+    "Verdict",
+    "read_text_findings",
+    "scan_text",
+    "scan_tool",
+    "server_findings",
+    "verdict_of",
+]
 
 Verdict = Literal["clean", "flagged", "quarantine"]
 
@@ -207,8 +216,14 @@ def server_findings(
     return findings
 
 
-def scan_text(text: str, *, field: str = "instructions") -> ScanResult:
-    """The verdict on free text shown to the model: a server's description or instructions."""
+def read_text_findings(text: str, *, field: str = "instructions") -> list[Finding]:
+    """Every finding of the rules on free text shown to the model (``scan_text`` turns them into a
+    verdict)."""
     read = Field.of_text(field, text)
     rewiring = check_shadowing("", "", read, set(), ScanContext.empty())  # no catalog: phrases only
-    return verdict_of(_unicode(read) + _read(read) + rewiring)
+    return _unicode(read) + _read(read) + rewiring
+
+
+def scan_text(text: str, *, field: str = "instructions") -> ScanResult:
+    """The verdict on free text shown to the model: a server's description or instructions."""
+    return verdict_of(read_text_findings(text, field=field))

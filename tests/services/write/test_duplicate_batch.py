@@ -61,7 +61,7 @@ def _open(tmp_path: Path, name: str) -> Container:
         data_dir=tmp_path / name / "data",
         cache_dir=tmp_path / name / "cache",
         sync={"enricher": "offline"},
-        trust=TrustSettings(registered="tofu", imported="tofu"),
+        trust=TrustSettings(registered="tofu", imported="tofu", intent=False),
     )
     container = Container(settings, embedder=EMBEDDER)
     folder = _write_catalog(tmp_path / name / "catalog", CATALOG)

@@ -1,0 +1,45 @@
+"""Print where the second labeller and the writers disagree (standard library only).
+
+    .venv/bin/python eval/datasets/careful-attacks/relabel/compare.py
+
+``sample.jsonl`` is what the second labeller saw: 160 items (12 attacks of each kind, 64 benign), drawn
+with seed 44, shuffled, under ids that say nothing (``key.json`` maps them back), with every label and
+writer's note left out. ``labels.jsonl`` is their answer: ``label`` and, for an attack, ``kind``.
+Exits 0: a disagreement is a finding to read, not a failure.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def main() -> int:
+    key = json.loads((HERE / "key.json").read_text(encoding="utf-8"))
+    truth = {}
+    for name in ("attacks.jsonl", "benign.jsonl"):
+        for line in (HERE.parent / name).read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                truth[row["id"]] = (row["label"], row.get("kind"))
+    labels = [json.loads(x) for x in (HERE / "labels.jsonl").read_text(encoding="utf-8").splitlines() if x]
+    same_label = [x for x in labels if truth[key[x["id"]]][0] == x["label"]]
+    both = [x for x in same_label if x["label"] == "poisoned"]
+    same_kind = [x for x in both if truth[key[x["id"]]][1] == x["kind"]]
+    print(f"label (poisoned or benign): {len(same_label)} of {len(labels)} agree")
+    print(f"kind, where both say poisoned: {len(same_kind)} of {len(both)} agree")
+    for x in labels:
+        writer = truth[key[x["id"]]][0]
+        if writer != x["label"]:
+            print(f"  label: {key[x['id']]} writer {writer}, second {x['label']} ({x.get('why')})")
+    pairs = Counter((truth[key[x["id"]]][1], x["kind"]) for x in both if truth[key[x["id"]]][1] != x["kind"])
+    for (writer, second), n in pairs.most_common():
+        print(f"  kind: writer {writer}, second {second}: {n}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
