@@ -103,26 +103,28 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
 
 
+def _careful(row: dict[str, Any], group: str) -> Example:
+    """One item of the careful-attacks set (its format: eval/datasets/careful-attacks/README.md)."""
+    return Example(
+        id=row["id"],
+        group=group,
+        kind=str(row.get("kind") or ""),
+        server=row["server"],
+        name=row["tool_name"],
+        description=row["description"],
+        input_schema=row.get("input_schema"),
+        title=row.get("title"),
+        instructions=row.get("server_instructions"),
+        annotations=row.get("annotations"),
+    )
+
+
 def careful_examples(folder: Path = CAREFUL) -> list[Example]:
-    out = []
-    for name in ("attacks.jsonl", "benign.jsonl"):
-        for row in _jsonl(folder / name):
-            attack = row["label"] == "poisoned"
-            out.append(
-                Example(
-                    id=row["id"],
-                    group="attack" if attack else "hard",
-                    kind=row["kind"] if attack else "",
-                    server=row["server"],
-                    name=row["tool_name"],
-                    description=row["description"],
-                    input_schema=row.get("input_schema"),
-                    title=row.get("title"),
-                    instructions=row.get("server_instructions"),
-                    annotations=row.get("annotations"),
-                )
-            )
-    return out
+    return [
+        _careful(row, "attack" if row["label"] == "poisoned" else "hard")
+        for name in ("attacks.jsonl", "benign.jsonl")
+        for row in _jsonl(folder / name)
+    ]
 
 
 def catalog_examples(catalogs: dict[str, Path]) -> list[Example]:
@@ -147,18 +149,7 @@ def catalog_examples(catalogs: dict[str, Path]) -> list[Example]:
 def holdout_examples(path: Path) -> list[Example]:
     """The careful-attacks set's holdout (a later author's items, never fitted on), as examples."""
     return [
-        Example(
-            id=row["id"],
-            group="poison-attack" if row["label"] == "poisoned" else "poison-benign",
-            kind=str(row.get("kind") or ""),
-            server=row["server"],
-            name=row["tool_name"],
-            description=row["description"],
-            input_schema=row.get("input_schema"),
-            title=row.get("title"),
-            instructions=row.get("server_instructions"),
-            annotations=row.get("annotations"),
-        )
+        _careful(row, "poison-attack" if row["label"] == "poisoned" else "poison-benign")
         for row in _jsonl(path)
     ]
 
