@@ -42,6 +42,7 @@ def cli(
 ) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TOOL_SELECTOR_")}
     env["TOOL_SELECTOR_DATA_DIR"] = str(data)
+    env["TOOL_SELECTOR_TRUST__INTENT"] = "false"  # as in every test that does not test the check (conftest)
     if cache is not None:
         env["TOOL_SELECTOR_CACHE_DIR"] = str(cache)
     return subprocess.run(
