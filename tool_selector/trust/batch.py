@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -59,24 +58,14 @@ def scan_catalog(
         reading_pieces(t.name, t.description, t.input_schema, annotations=t.annotations)
         for t in (tools if intent is not None else ())
     ]
-    with ThreadPoolExecutor(1, thread_name_prefix="intent-all") as reader:
-        # the model reads (its sessions free the interpreter) while the rules read below
-        read = None if intent is None else reader.submit(intent.read_all, tool_readings)
-        findings = [
-            tool_findings(
-                t.server,
-                t.name,
-                t.description,
-                t.input_schema,
-                t.output_schema,
-                t.annotations,
-                context=context,
-            )
-            for t in tools
-        ]
-        if read is not None:
-            read.result()
+    findings = [
+        tool_findings(
+            t.server, t.name, t.description, t.input_schema, t.output_schema, t.annotations, context=context
+        )
+        for t in tools
+    ]
     if intent is not None:
+        intent.read_all(tool_readings)  # in parallel, one model session per worker
         for index, pieces in enumerate(tool_readings):
             findings[index] = findings[index] + intent.findings(pieces)
     server_results = {name: verdict_of(found) for name, found in server_findings.items()}

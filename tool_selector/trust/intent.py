@@ -366,16 +366,6 @@ def _index_at(pieces: Sequence[Piece], offset: int) -> int:
     return len(pieces) - 1
 
 
-def _piece_at(pieces: Sequence[Piece], offset: int) -> Piece:
-    position = 0
-    for piece in pieces:
-        end = position + len(piece.text) + len(SEPARATOR)
-        if offset < end:
-            return piece
-        position = end
-    return pieces[-1]
-
-
 class ReadsIntent(Protocol):
     """What the gates ask of the check (``IntentCheck``, or ``LazyIntentCheck`` in front of it)."""
 

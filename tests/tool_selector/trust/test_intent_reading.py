@@ -13,7 +13,7 @@ from tool_selector.trust.intent import (
     IntentModel,
     IntentReading,
     Piece,
-    _piece_at,
+    _index_at,
     _strongest_piece,
     reading_pieces,
     reading_text,
@@ -76,9 +76,9 @@ def test_a_string_is_read_once_and_a_huge_definition_is_cut() -> None:
 def test_the_piece_of_a_character_offset_is_the_one_that_holds_it() -> None:
     pieces = [Piece("name", "tool"), Piece("description", "Does a thing."), Piece("input_schema.a", "a: x")]
     text = reading_text(pieces)
-    assert _piece_at(pieces, text.index("thing")).where == "description"
-    assert _piece_at(pieces, text.index("a: x")).where == "input_schema.a"
-    assert _piece_at(pieces, 0).where == "name"
+    assert pieces[_index_at(pieces, text.index("thing"))].where == "description"
+    assert pieces[_index_at(pieces, text.index("a: x"))].where == "input_schema.a"
+    assert pieces[_index_at(pieces, 0)].where == "name"
 
 
 def test_int8_weights_round_trip_within_a_step_of_their_scale() -> None:
