@@ -18,7 +18,7 @@ MAX_MB=${INSTALL_TEST_MAX_MB:-400}
 # time server is synced
 catalog=eval/datasets/personal-setups/backend-dev
 # what serving, syncing, the API and the gateway must not pull in (issue 31)
-forbidden="torch transformers sentence-transformers onnx onnxscript scikit-learn matplotlib lightgbm"
+forbidden="torch transformers sentence-transformers onnx onnxscript scikit-learn scipy matplotlib lightgbm"
 work=$(mktemp -d "${TMPDIR:-/tmp}/ts-install-test-XXXXXX")
 trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
 say() { echo "install-test: $*"; }

@@ -1,5 +1,5 @@
-"""The catalog's words as sparse 0/1 matrices (``WordMatrix``), their growth by what changed, and the
-maps from ids that a change copies only in part (``Shards``).
+"""The catalog's words as sparse 0/1 matrices (``WordMatrix``, of ``Csr``), their growth by what changed,
+and the maps from ids that a change copies only in part (``Shards``).
 
 A change appends rows for what it wrote (the ids of the tools and powers it rewrote point at the new
 rows; rows no id points at any more are never read, and are dropped once they outnumber the live ones)
@@ -21,10 +21,9 @@ from itertools import chain
 from typing import Generic, TypeVar, overload
 
 import numpy as np
-from scipy import sparse
 
-_INDEX = np.int32  # scipy keeps int32 arrays as they are (int64 ones it copies into int32 when they fit)
-_ROOM = 1.25  # the capacity a reallocation leaves for the next changes (scipy copies views under half)
+_INDEX = np.int32
+_ROOM = 1.25  # the capacity a reallocation leaves for the next changes
 _GROWING = threading.Lock()
 _SLACK = 4096  # rows left behind by changes that never call for compacting (see ``_compacted``)
 _BUCKETS = 1024  # a map's buckets: at 100k keys a change copies ~100 entries per key it writes
@@ -140,6 +139,25 @@ class Draft(Generic[V]):
         return Shards(self._buckets, self._size)
 
 
+@dataclass(frozen=True, eq=False)
+class Csr:
+    """A 0/1 matrix in compressed sparse rows: row ``r``'s columns are
+    ``indices[indptr[r]:indptr[r + 1]]`` (views of a ``_Rows``' arrays). Only what the word evidence
+    reads (``_row_sums`` in resolve/rerank/features.py): no products, no formats, no scipy."""
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    shape: tuple[int, int]
+
+    @classmethod
+    def empty(cls, width: int) -> Csr:
+        return cls(np.zeros(1, dtype=_INDEX), np.zeros(0, dtype=_INDEX), (0, width))
+
+    @property
+    def nnz(self) -> int:
+        return int(self.indptr[self.shape[0]])
+
+
 @dataclass
 class _Rows:
     """The CSR arrays matrices are views of, with room past ``rows``/``nnz`` (those of the last matrix
@@ -147,12 +165,11 @@ class _Rows:
 
     indptr: np.ndarray
     indices: np.ndarray
-    data: np.ndarray
     rows: int
     nnz: int
 
     @classmethod
-    def holding(cls, old: sparse.csr_matrix, rows: int, nnz: int) -> _Rows:
+    def holding(cls, old: Csr, rows: int, nnz: int) -> _Rows:
         """New arrays with room for ``rows`` rows and ``nnz`` columns, starting with ``old``'s rows."""
         if nnz >= np.iinfo(_INDEX).max:
             raise OverflowError("the catalog's words outgrow 32-bit sparse indices")
@@ -160,19 +177,19 @@ class _Rows:
         indices = np.zeros(int(nnz * _ROOM) + 1, dtype=_INDEX)
         indptr[: old.shape[0] + 1] = old.indptr
         indices[: old.nnz] = old.indices[: old.nnz]
-        return cls(indptr, indices, np.ones(len(indices)), old.shape[0], int(old.nnz))
+        return cls(indptr, indices, old.shape[0], old.nnz)
 
-    def fits(self, old: sparse.csr_matrix, rows: int, nnz: int) -> bool:
+    def fits(self, old: Csr, rows: int, nnz: int) -> bool:
         tip = (self.rows, self.nnz) == (old.shape[0], old.nnz)
         return tip and rows + 1 <= len(self.indptr) and nnz <= len(self.indices)
 
 
 def _appended(
-    old: sparse.csr_matrix, room: _Rows | None, lengths: np.ndarray, flat: np.ndarray, width: int
-) -> tuple[sparse.csr_matrix, _Rows]:
+    old: Csr, room: _Rows | None, lengths: np.ndarray, flat: np.ndarray, width: int
+) -> tuple[Csr, _Rows]:
     """``old`` with rows appended (``lengths`` columns each, the columns ``flat`` one row after the
     other), ``width`` columns wide."""
-    start_rows, start_nnz = old.shape[0], int(old.nnz)
+    start_rows, start_nnz = old.shape[0], old.nnz
     rows, nnz = start_rows + len(lengths), start_nnz + len(flat)
     with _GROWING:
         if room is None or not room.fits(old, rows, nnz):
@@ -180,10 +197,7 @@ def _appended(
         room.indptr[start_rows + 1 : rows + 1] = start_nnz + np.cumsum(lengths)
         room.indices[start_nnz:nnz] = flat
         room.rows, room.nnz = rows, nnz
-    matrix = sparse.csr_matrix(
-        (room.data[:nnz], room.indices[:nnz], room.indptr[: rows + 1]), shape=(rows, width)
-    )
-    return matrix, room
+    return Csr(room.indptr[: rows + 1], room.indices[:nnz], (rows, width)), room
 
 
 @dataclass(frozen=True)
@@ -197,15 +211,14 @@ class WordMatrix:
     vocabulary: Shards[int]
     tool_rows: Shards[int]  # tool id -> its first row in ``fields``
     power_rows: Shards[int]
-    fields: sparse.csr_matrix
-    powers: sparse.csr_matrix
+    fields: Csr
+    powers: Csr
     room: tuple[_Rows | None, _Rows | None] = field(default=(None, None), compare=False, repr=False)
     per_tool: int = 0  # the rows of a tool (0: none yet)
 
     @classmethod
     def empty(cls) -> WordMatrix:
-        none = sparse.csr_matrix((0, 1), dtype=np.float64)
-        return cls(Shards(), Shards(), Shards(), none, none)
+        return cls(Shards(), Shards(), Shards(), Csr.empty(1), Csr.empty(1))
 
     @classmethod
     def build(
@@ -276,9 +289,9 @@ def extended(
     field_sets: list[int] = []
     first = matrix.fields.shape[0]
     placed: dict[str, int] = {}
-    for tool_id, fields in per_field.items():
+    for tool_id, sets in per_field.items():
         placed[tool_id] = first + len(field_sets)
-        field_sets.extend(map(columns.of, fields))
+        field_sets.extend(map(columns.of, sets))
         field_sets.append(columns.of(tool_words[tool_id]))
     tool_rows.update(placed)
     first = matrix.powers.shape[0]
@@ -297,9 +310,7 @@ def extended(
     return WordMatrix(vocabulary.done(), done_tools, done_powers, fields, powers, rooms, per_tool)
 
 
-def _compacted(
-    old: sparse.csr_matrix, rows: Shards[int], width: int
-) -> tuple[sparse.csr_matrix, _Rows, Shards[int]]:
+def _compacted(old: Csr, rows: Shards[int], width: int) -> tuple[Csr, _Rows, Shards[int]]:
     """Only the rows ids point at (``width`` from each first row), in new arrays: the rows changes left
     behind are dropped once they outnumber the live ones (a cost of the live rows, once in as many
     rows appended)."""
@@ -309,8 +320,7 @@ def _compacted(
     lengths = old.indptr[picked + 1] - starts
     offsets = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
     flat = old.indices[np.arange(int(lengths.sum())) + offsets]
-    none = sparse.csr_matrix((0, old.shape[1]), dtype=np.float64)
-    matrix, room = _appended(none, None, lengths, flat, old.shape[1])
+    matrix, room = _appended(Csr.empty(old.shape[1]), None, lengths, flat, old.shape[1])
     placed = Shards[int]().edit()
     placed.update({key: n * width for n, key in enumerate(keys)})
     return matrix, room, placed.done()

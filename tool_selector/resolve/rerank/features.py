@@ -176,7 +176,7 @@ def _power_features(
 
 def _row_sums(matrix: Any, rows: np.ndarray, vector: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For each of ``rows`` of a 0/1 CSR matrix: the sum of ``vector``'s rows at its columns, and how
-    many columns it has. Plain numpy on the CSR arrays (scipy's row indexing costs more than this)."""
+    many columns it has. Plain numpy on the CSR arrays (a sparse library's row indexing costs more)."""
     starts, ends = matrix.indptr[rows], matrix.indptr[rows + 1]
     lengths = ends - starts
     total = int(lengths.sum())
