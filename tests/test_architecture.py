@@ -58,12 +58,13 @@ BUDGETS = {
     "routes/ui": 200,  # issue 42: the API docs page served from the package (apidocs)
     "eval/quality": 2300,  # issue 32 replay, issue 40 the phrasings, readings of a request, tool order
     "eval/fitting": 2400,  # issue 32 added memory_fit, issue 39 shadow_fit, issue 40 phrasings in lodo,
-    # issue 41 a judge per dataset, issue 44 train_intent
+    # issue 41 a judge per dataset
     "eval/bench": 2600,  # issue 39 shadowing; issue 40 the conversation, the agent's driver, fill_arguments
     "eval/console": 800,
     "eval/cli": 1300,  # issue 31 bench-cold-start, 32 replay, 39 shadow-fit, bench-shadowing, 40 drive
     # and --phrasing, 41 the judge, 44 train-intent
     "eval/relevance": 2150,  # issue 41: the capability judge
+    "eval/intent": 700,  # issue 44: the scanner's learned check, fine-tuned (examples, model, the run)
 }
 SQL = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|CREATE TABLE|ALTER TABLE|PRAGMA)\b")
 

@@ -419,8 +419,12 @@ def train_intent_command(
         typer.Argument(help="NAME=PATH: real catalog folders whose tools are negatives (default: the six)"),
     ] = None,
     out: Annotated[Path, typer.Option(help="Where to write the head")] = Path(
-        "tool_selector/calibration/intent-v1.json"
+        "tool_selector/calibration/intent-v2.json"
     ),
+    encoder_out: Annotated[
+        Path,
+        typer.Option(help="Where to write the fine-tuned encoder (int8 ONNX; provenance.json beside it)"),
+    ] = Path("tool_selector/embedding/intent_check/encoder.onnx"),
     careful: Annotated[Path, typer.Option(help="The team's attacks and hard negatives")] = Path(
         "eval/datasets/careful-attacks"
     ),
@@ -431,23 +435,23 @@ def train_intent_command(
         bool,
         typer.Option(
             "--judge-only",
-            help="Fit nothing: judge the head at --out on the set's holdout (holdout.jsonl) and the corpus",
+            help="Fit nothing: judge the check at --out and --encoder-out on the set's holdout "
+            "(holdout.jsonl) and the corpus",
         ),
     ] = False,
 ) -> None:
-    """Fit the scanner's learned check (what a definition asks the model to do) and judge it leave one
-    kind out; prints per kind the share caught by the check, the rules and either, and the share of hard
-    negatives and of each catalog's tools held."""
-    from eval.fitting.train_intent import judge_only, train_intent
+    """Fine-tune the scanner's learned check (what a definition asks the model to do: an encoder and its
+    head) and judge it leave one kind out; prints per kind the share caught by the check, the rules and
+    either, and the share of hard negatives and of each catalog's tools flagged and held (about an hour
+    on two cores; the train extra)."""
+    from eval.intent.train import judge_only, train_intent
+    from tool_selector.embedding.intent import build_check
     from tool_selector.trust.intent import load_intent_model
 
     if judge:
         with mapped_errors():
-            cache = cli_settings().cache_dir / "train-intent" / "states.npz"
             echo_json(
-                judge_only(
-                    load_intent_model(out), careful, poison, cache, lambda text: typer.echo(text, err=True)
-                )
+                judge_only(build_check(load_intent_model(out), encoder_out, threads=2), careful, poison)
             )
         return
 
@@ -460,10 +464,11 @@ def train_intent_command(
     with mapped_errors():
         found = train_intent(
             out,
+            encoder_out=encoder_out,
             careful=careful,
             catalogs=pairs,
             poison=poison,
-            cache=cli_settings().cache_dir / "train-intent" / "states.npz",
+            work=cli_settings().cache_dir / "train-intent",
             say=lambda text: typer.echo(text, err=True),
         )
     echo_json(found)

@@ -3,8 +3,9 @@
 PATH is either a catalog folder (``servers.json`` + ``tools.json``, read and validated by the catalog
 file reader: ids are ``server::tool`` for tools and the server name for a server's description) or a
 JSON-lines file of tools, one object a line in the format of ``shared/benchmarks/poison/corpus.jsonl``:
-``{"id", "server", "tool_name" (or "name"), "description", "input_schema", "output_schema",
-"annotations"}``, where only ``description`` is required; the id is the item's own ``id`` (else
+``{"id", "server", "tool_name" (or "name"), "title", "description", "input_schema", "output_schema",
+"annotations"}``, where only ``description`` is required (a ``title`` is read as MCP's
+``annotations.title``, beside the one the annotations give); the id is the item's own ``id`` (else
 ``server::tool``, else ``line N``). Other keys (labels, notes) are ignored. The whole file is read and
 checked before anything is scanned, and each file is held to the ``max_file_bytes`` limit.
 """
@@ -79,6 +80,11 @@ def _definition(item: Any, line: int, problems: Problems) -> Definition | None:
         schemas[key] = value
     server = _optional_text(item, "server", problems, line)
     name = _optional_text(item, "tool_name", problems, line) or _optional_text(item, "name", problems, line)
+    title = _optional_text(item, "title", problems, line)
+    if title:  # a client shows a tool's title: it is read as the annotations' title is
+        given_title = (schemas["annotations"] or {}).get("title")
+        extra = {"title": title} if not given_title else {"tool_title": title}
+        schemas["annotations"] = {**(schemas["annotations"] or {}), **extra}
     given = item.get("id")
     fallback = tool_id(server, name) if server and name else f"line {line}"
     return Definition(

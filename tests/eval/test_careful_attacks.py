@@ -62,7 +62,7 @@ def test_the_set_passes_its_check_with_at_least_60_attacks_of_each_kind_and_600_
 ) -> None:
     done = _check(check)
     assert done.returncode == 0, done.stdout
-    assert "1188 items checked, 0 problems" in done.stdout
+    assert "2372 items checked, 0 problems" in done.stdout
     attacks = _rows("attacks.jsonl")
     kinds = check.KINDS
     assert len(kinds) == 8
@@ -109,17 +109,28 @@ def test_a_batch_that_copies_an_item_of_the_set_is_a_near_copy_even_in_another_s
     assert "same text as attacks.jsonl" in done.stdout
 
 
-def test_the_blind_second_labelling_agrees_on_every_label() -> None:
+def test_the_blind_second_labellings_agree_on_every_label() -> None:
     done = subprocess.run(
         [sys.executable, str(DATASET / "relabel" / "compare.py")], capture_output=True, text=True, check=True
     )
-    assert done.stdout.splitlines()[0] == "label (poisoned or benign): 160 of 160 agree"
-    sample = [json.loads(x) for x in (DATASET / "relabel" / "sample.jsonl").read_text("utf-8").splitlines()]
-    assert len(sample) == 160
-    for item in sample:  # nothing gives the label away: no label, kind or note, an id that says nothing
-        assert set(item) <= {"id", "server", "tool_name", "title", "description", "input_schema",
-                             "server_instructions", "annotations"}  # fmt: skip
-        assert not item["id"].startswith(("atk", "ben"))
+    said = [line for line in done.stdout.splitlines() if line.startswith("label (")]
+    assert said == [
+        "label (poisoned or benign): 160 of 160 agree",
+        "label (poisoned or benign): 96 of 96 agree",
+        "label (poisoned or benign): 80 of 80 agree",
+    ]
+    rounds = (
+        (DATASET / "relabel", 160),
+        (DATASET / "relabel" / "round2", 96),
+        (DATASET / "relabel" / "round3", 80),
+    )
+    for folder, size in rounds:
+        sample = [json.loads(x) for x in (folder / "sample.jsonl").read_text("utf-8").splitlines()]
+        assert len(sample) == size
+        for item in sample:  # nothing gives the label away: no label, kind or note, an id that says nothing
+            assert set(item) <= {"id", "server", "tool_name", "title", "description", "input_schema",
+                                 "server_instructions", "annotations"}  # fmt: skip
+            assert not item["id"].startswith(("atk", "ben"))
 
 
 def test_the_check_reads_words_in_any_script_and_cuts_cjk_into_characters(check: ModuleType) -> None:

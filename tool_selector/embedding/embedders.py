@@ -236,21 +236,25 @@ def relevance_embedder(threads: int = 2) -> OnnxFileEmbedder:
 def relevance_model_id() -> str:
     """The shipped relevance model's vectors' name: its version and the start of the file's sha256, so
     that a retrained file never reuses an index or cached vectors of the one before."""
-    path = RELEVANCE_DIR / "model.onnx"
     try:
-        stat = path.stat()
+        return file_digest_id(RELEVANCE_DIR / "model.onnx", RELEVANCE_MODEL_ID)
     except OSError:
         return RELEVANCE_MODEL_ID  # missing: loading it says so, with what to do
-    return _file_digest_id(str(path), stat.st_size, stat.st_mtime_ns)
 
 
-@functools.lru_cache(maxsize=4)
-def _file_digest_id(path: str, size: int, mtime_ns: int) -> str:
+def file_digest_id(path: Path, prefix: str) -> str:
+    """``prefix`` and the start of the file's sha256 (kept per path, size and modification time)."""
+    stat = path.stat()
+    return _file_digest_id(str(path), stat.st_size, stat.st_mtime_ns, prefix)
+
+
+@functools.lru_cache(maxsize=8)
+def _file_digest_id(path: str, size: int, mtime_ns: int, prefix: str) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
-    return f"{RELEVANCE_MODEL_ID}-{digest.hexdigest()[:10]}"
+    return f"{prefix}-{digest.hexdigest()[:10]}"
 
 
 def model_id_of(model: str, engine: str) -> str:

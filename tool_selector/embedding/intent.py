@@ -1,5 +1,6 @@
-"""The scanner's learned check (tool_selector/trust/intent.py) over the packaged relevance model: the
-model's token states are what its head reads, so the check is put together here, where the model is."""
+"""The scanner's learned check (trust/intent.py) with its encoder: all-MiniLM-L6-v2 fine-tuned to read
+what a definition asks the model to do, int8 ONNX in ``intent_check/`` (its README says how it was made),
+read with the relevance model's tokenizer (the same vocabulary: shipped once)."""
 
 from __future__ import annotations
 
@@ -7,32 +8,47 @@ import threading
 from pathlib import Path
 
 from tool_selector.core.errors import CalibrationError
-from tool_selector.embedding.embedders import RELEVANCE_DIR, onnx_runner, relevance_model_id
-from tool_selector.trust.intent import MAX_TOKENS, IntentCheck, load_intent_model
+from tool_selector.embedding.embedders import RELEVANCE_DIR, file_digest_id, onnx_runner
+from tool_selector.trust.intent import MAX_TOKENS, IntentCheck, IntentModel, load_intent_model
+
+INTENT_DIR = Path(__file__).with_name("intent_check")
+ENCODER = INTENT_DIR / "encoder.onnx"
+ENCODER_ID = "tool-selector-intent-v2"
 
 _loaded: dict[str, IntentCheck] = {}
 _loading = threading.Lock()
 
 
-def intent_check(path: Path | None = None, threads: int = 1) -> IntentCheck:
-    """The check over the packaged head (or ``path``), loaded once per process; ``threads`` model
-    sessions of one thread each."""
+def encoder_id(path: Path = ENCODER) -> str:
+    """The encoder file's name: its version and the start of its sha256 (a head names the one it reads)."""
+    try:
+        return file_digest_id(path, ENCODER_ID)
+    except OSError:
+        return ENCODER_ID  # missing: loading it says so, with what to do
+
+
+def build_check(model: IntentModel, encoder: Path, threads: int = 1) -> IntentCheck:
+    """The check of ``model`` over the encoder file ``encoder``: ``threads`` sessions of one thread each."""
     from tokenizers import Tokenizer
 
+    if model.encoder != encoder_id(encoder):
+        raise CalibrationError(
+            f"The intent check's head reads token states of {model.encoder!r}, not of {encoder} "
+            f"({encoder_id(encoder)!r}).",
+            hint="Refit both with `tool-selector lab train-intent`, or reinstall tool-selector.",
+        )
+    tokenizer = Tokenizer.from_file(str(RELEVANCE_DIR / "tokenizer.json"))
+    tokenizer.enable_truncation(MAX_TOKENS)
+    tokenizer.no_padding()
+    sessions = [onnx_runner(encoder, 1) for _ in range(max(threads, 1))]
+    return IntentCheck(model, sessions, tokenizer)
+
+
+def intent_check(path: Path | None = None, threads: int = 1) -> IntentCheck:
+    """The check over the packaged head (or ``path``) and the packaged encoder, loaded once per process."""
     key = f"{path}:{threads}"
     with _loading:
         check = _loaded.get(key)
         if check is None:
-            model = load_intent_model(path)
-            if model.encoder != relevance_model_id():
-                raise CalibrationError(
-                    f"The intent check reads token states of {model.encoder!r}, not of the packaged "
-                    f"relevance model {relevance_model_id()!r}.",
-                    hint="Refit it with `tool-selector lab train-intent`, or reinstall tool-selector.",
-                )
-            tokenizer = Tokenizer.from_file(str(RELEVANCE_DIR / "tokenizer.json"))
-            tokenizer.enable_truncation(MAX_TOKENS)
-            tokenizer.no_padding()
-            sessions = [onnx_runner(RELEVANCE_DIR / "model.onnx", 1) for _ in range(max(threads, 1))]
-            check = _loaded[key] = IntentCheck(model, sessions, tokenizer)
+            check = _loaded[key] = build_check(load_intent_model(path), ENCODER, threads)
         return check

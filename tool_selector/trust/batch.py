@@ -48,14 +48,14 @@ def scan_catalog(
     """Scan ``servers`` (name -> description) and ``tools`` with the catalog's names as context; with
     ``intent``, each tool also through the learned check of what it asks the model to do (a server's own
     text is read by the rules alone: the check was fitted on tool definitions)."""
-    from tool_selector.trust.intent import reading_pieces
+    from tool_selector.trust.intent import definition_pieces
 
     context = ScanContext.from_tools((t.server, t.name) for t in tools if t.server and t.name)
     server_findings = {
         name: read_text_findings(text, field="server description") for name, text in servers.items()
     }
     tool_readings = [
-        reading_pieces(t.name, t.description, t.input_schema, annotations=t.annotations)
+        definition_pieces(t.name, t.description, t.input_schema, t.annotations)
         for t in (tools if intent is not None else ())
     ]
     findings = [

@@ -1,4 +1,4 @@
-"""The packaged learned check over the packaged relevance model: its file, its verdicts where the
+"""The packaged learned check (its fine-tuned encoder and its head): its files, its verdicts where the
 scanner runs (``scan``, the gates of a sync), and its switch. The attacks here were written for these
 tests, apart from the set the head was fitted on (eval/datasets/careful-attacks); how often it catches
 attacks it never saw is measured leave one kind out by `tool-selector lab train-intent`
@@ -19,8 +19,7 @@ from tool_selector.catalog.store import CatalogStore
 from tool_selector.catalog.writer import CatalogWriter
 from tool_selector.core.errors import CalibrationError
 from tool_selector.core.models import CreationMethod, ServerSpec, ToolSpec
-from tool_selector.embedding.embedders import relevance_model_id
-from tool_selector.embedding.intent import intent_check
+from tool_selector.embedding.intent import ENCODER, INTENT_DIR, build_check, encoder_id, intent_check
 from tool_selector.trust.intent import (
     IntentCheck,
     load_intent_model,
@@ -68,9 +67,9 @@ def check() -> IntentCheck:
     return intent_check()
 
 
-def test_the_packaged_head_reads_the_packaged_models_states_and_names_the_data_it_was_fitted_on() -> None:
+def test_the_packaged_head_reads_the_packaged_encoders_states_and_names_the_data_it_was_fitted_on() -> None:
     model = load_intent_model()
-    assert model.encoder == relevance_model_id()
+    assert model.encoder == encoder_id() != "tool-selector-intent-v2"
     assert model.threshold <= model.hold_from
     data = model.provenance["data"]["careful-attacks"]
     digest = hashlib.sha256()
@@ -171,6 +170,19 @@ def test_a_head_file_of_another_format_is_refused_with_how_to_get_a_good_one(tmp
     bad.write_text(json.dumps({"format": "something-else/9"}), encoding="utf-8")
     with pytest.raises(CalibrationError) as info:
         load_intent_model(bad)
+    assert "lab train-intent" in str(info.value) + (info.value.hint or "")
+
+
+def test_the_encoder_ships_with_its_licence_and_how_it_was_made_and_a_head_of_another_is_refused(
+    tmp_path: Path,
+) -> None:
+    assert "Apache License" in (INTENT_DIR / "LICENSE").read_text(encoding="utf-8")
+    made = json.loads((INTENT_DIR / "provenance.json").read_text(encoding="utf-8"))
+    assert made["encoder"].startswith(encoder_id()) and "all-MiniLM-L6-v2" in made["encoder"]
+    assert "lab train-intent" in (INTENT_DIR / "README.md").read_text(encoding="utf-8")
+    other = load_intent_model().model_copy(update={"encoder": "tool-selector-intent-v2-0000000000"})
+    with pytest.raises(CalibrationError) as info:
+        build_check(other, ENCODER)
     assert "lab train-intent" in str(info.value) + (info.value.hint or "")
 
 
