@@ -53,6 +53,7 @@ say "wheel $(basename "$wheel") $(du -m "$wheel" | cut -f1) MB, built in $SECOND
 # datasets (their scripts are modules as setuptools shipped them)
 (cd "$src" && git ls-files 'tool_selector/*.py' 'semantic_enrichment/*.py' 'services/*.py' 'routes/*.py' \
   'eval/*.py' tool_selector/embedding/relevance/model.onnx tool_selector/calibration/confidence-v2.json \
+  tool_selector/embedding/intent_check/encoder.onnx tool_selector/calibration/intent-v2.json \
   routes/ui/static/index.html routes/ui/swagger/swagger-ui-bundle.js.gz) | sort >"$work/wanted.txt"
 .venv/bin/python -c 'import sys, zipfile; print("\n".join(zipfile.ZipFile(sys.argv[1]).namelist()))' "$wheel" \
   | sort >"$work/wheel.txt"
