@@ -318,12 +318,12 @@ class IntentCheck:
             known = self._memo.get(text)
         if known is not None:
             return known
-        logit, acts, _ = self._logit(pieces)
+        logit, acts, enc = self._logit(pieces)
         if logit < self.threshold:  # no finding: no reason to write
             reading = IntentReading(logit, "", None)
         else:
             kind = self.model.kinds[self.head.kind(acts)]
-            reading = IntentReading(logit, kind, self._strongest(pieces, acts, logit))
+            reading = IntentReading(logit, kind, self._strongest(pieces, acts, enc, logit))
         with self._memo_lock:
             if len(self._memo) >= MEMO:
                 self._memo.pop(next(iter(self._memo)))
@@ -340,16 +340,17 @@ class IntentCheck:
             self._free.put(encoder)
         return np.asarray(hidden, dtype=np.float32), enc
 
-    def _logit(self, pieces: Sequence[Piece]) -> tuple[float, np.ndarray, Sequence[Piece]]:
-        acts = self.head.windows(self._states(pieces)[0])
-        return self.head.logit(acts), acts, pieces
+    def _logit(self, pieces: Sequence[Piece]) -> tuple[float, np.ndarray, Any]:
+        """The logit, the windows and the tokens (their offsets tell where the reason points)."""
+        hidden, enc = self._states(pieces)
+        acts = self.head.windows(hidden)
+        return self.head.logit(acts), acts, enc
 
-    def _strongest(self, pieces: Sequence[Piece], acts: np.ndarray, logit: float) -> Piece:
+    def _strongest(self, pieces: Sequence[Piece], acts: np.ndarray, enc: Any, logit: float) -> Piece:
         """Where the reason points: of the ``CANDIDATES`` places (a field: the description, a property...)
         whose pieces' windows weigh most, the one whose removal lowers the logit most (a model call each,
         for a flagged definition only: the model reads a field against the others, so its windows alone
         often point at the context), quoted whole."""
-        enc = self._tokenizer.encode(reading_text(pieces))
         ranked = _ranked_pieces(pieces, acts, enc.offsets, self.head)
         places = list(dict.fromkeys(pieces[k].where for k in ranked))[:CANDIDATES]
         if len(places) < 2:
