@@ -21,21 +21,20 @@ _loading = threading.Lock()
 
 def encoder_id(path: Path = ENCODER) -> str:
     """The encoder file's name: its version and the start of its sha256 (a head names the one it reads)."""
-    try:
-        return file_digest_id(path, ENCODER_ID)
-    except OSError:
-        return ENCODER_ID  # missing: loading it says so, with what to do
+    return file_digest_id(path, ENCODER_ID) if path.is_file() else ENCODER_ID  # missing: build_check says so
 
 
 def build_check(model: IntentModel, encoder: Path, threads: int = 1) -> IntentCheck:
     """The check of ``model`` over the encoder file ``encoder``: ``threads`` sessions of one thread each."""
     from tokenizers import Tokenizer
 
-    if model.encoder != encoder_id(encoder):
+    found = encoder_id(encoder) if encoder.is_file() else None
+    if model.encoder != found:
+        said = "is missing" if found is None else f"is {found!r}, not the {model.encoder!r} its head reads"
         raise CalibrationError(
-            f"The intent check's head reads token states of {model.encoder!r}, not of {encoder} "
-            f"({encoder_id(encoder)!r}).",
-            hint="Refit both with `tool-selector lab train-intent`, or reinstall tool-selector.",
+            f"The intent check's encoder {encoder} {said}.",
+            hint="Reinstall tool-selector, or refit both with `tool-selector lab train-intent` "
+            "(TOOL_SELECTOR_TRUST__INTENT=false leaves the scanner's rules alone).",
         )
     tokenizer = Tokenizer.from_file(str(RELEVANCE_DIR / "tokenizer.json"))
     tokenizer.enable_truncation(MAX_TOKENS)

@@ -184,6 +184,9 @@ def test_the_encoder_ships_with_its_licence_and_how_it_was_made_and_a_head_of_an
     with pytest.raises(CalibrationError) as info:
         build_check(other, ENCODER)
     assert "lab train-intent" in str(info.value) + (info.value.hint or "")
+    with pytest.raises(CalibrationError) as missing:
+        build_check(load_intent_model(), tmp_path / "encoder.onnx")
+    assert "encoder.onnx is missing" in str(missing.value) and "Reinstall" in (missing.value.hint or "")
 
 
 def test_the_pieces_of_a_tool_spec_take_its_title_from_its_annotations() -> None:
